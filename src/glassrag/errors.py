@@ -1,0 +1,77 @@
+"""One error hierarchy for the whole engine.
+
+Each error carries an HTTP status and a short machine code, so the CLI and the HTTP layer
+can turn any of them into the same JSON shape: ``{"error": {"code", "message", "status"}}``.
+Messages name the file, line or field at fault and never mention blocked documents.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class GlassragError(Exception):
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message, "status": self.status}
+        if self.details:
+            body["details"] = self.details
+        return {"error": body}
+
+
+class InvalidInput(GlassragError):
+    """The caller sent something unusable: empty query, bad option value, bad field."""
+
+    status = 400
+    code = "invalid_input"
+
+
+class EmptyQuery(InvalidInput):
+    code = "empty_query"
+
+
+class InputFileError(InvalidInput):
+    """A single input file (or a line of it) cannot be ingested. The batch goes on."""
+
+    code = "input_file_error"
+
+
+class ChunkingError(InputFileError):
+    code = "chunking_error"
+
+
+class NotFound(GlassragError):
+    status = 404
+    code = "not_found"
+
+
+class KnowledgeBaseNotFound(NotFound):
+    code = "kb_not_found"
+
+
+class SchemaVersionError(GlassragError):
+    """The knowledge base was written by a newer glassrag than this one."""
+
+    status = 500
+    code = "schema_version"
+
+
+class MissingExtra(GlassragError):
+    """An optional dependency is missing; the message says which extra installs it."""
+
+    status = 501
+    code = "missing_extra"
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"{package} is not installed; install it with: pip install 'glassrag[{extra}]'",
+            package=package,
+            extra=extra,
+        )

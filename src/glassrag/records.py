@@ -1,0 +1,209 @@
+"""The records that flow between glassrag's stages.
+
+Plain frozen dataclasses: cheap to build, easy to compare in tests, and turned into
+JSON with :func:`to_json` at the edges. pydantic is kept for the edges only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+PUBLIC_ROLE = "public"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking. ``public`` is always added: every principal may read public documents."""
+
+    principal_id: str = "anonymous"
+    roles: tuple[str, ...] = ()
+    admin: bool = False
+
+    def __init__(
+        self, principal_id: str = "anonymous", roles: Any = (), admin: bool = False
+    ) -> None:
+        cleaned = sorted({str(r).strip() for r in roles if str(r).strip()} | {PUBLIC_ROLE})
+        object.__setattr__(self, "principal_id", principal_id)
+        object.__setattr__(self, "roles", tuple(cleaned))
+        object.__setattr__(self, "admin", admin)
+
+    def can_read(self, roles: tuple[str, ...] | list[str]) -> bool:
+        return self.admin or any(role in self.roles for role in roles)
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A document as a reader produced it, before chunking and storage.
+
+    ``text`` is the normalised text (newlines are ``\\n``, no BOM). ``line_offset`` is the
+    number of file lines before ``text`` begins (front matter, a ``[doc:name]`` header), so
+    chunk line numbers point at lines of the original file.
+    ``roles`` is empty when the document itself named none; ingest then applies the roles
+    rules file, the ``--roles`` option and finally the configured default role.
+    """
+
+    doc_id: str
+    source: str
+    title: str
+    text: str
+    path: str | None = None
+    roles: tuple[str, ...] = ()
+    parser: str = "text"
+    encoding: str | None = None
+    line_offset: int = 0
+    chunker: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """A piece of a document's normalised text, as a chunker cut it.
+
+    ``text == document_text[char_start:char_end]`` always holds; line numbers are 1-based
+    and inclusive, counted in the original file (``line_offset`` already added).
+    """
+
+    text: str
+    line_start: int
+    line_end: int
+    char_start: int
+    char_end: int
+    heading: str | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    source: str
+    title: str
+    roles: tuple[str, ...]
+    content_hash: str
+    version: int
+    parser: str
+    chunker: str
+    chunk_count: int
+    path: str | None = None
+    encoding: str | None = None
+    line_offset: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    updated_at: str = ""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    doc_id: str
+    ordinal: int
+    text: str
+    line_start: int
+    line_end: int
+    char_start: int
+    char_end: int
+    heading: str | None
+    roles: tuple[str, ...]
+    doc_version: int
+    content_hash: str
+    title: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One permitted search result. ``scores``/``ranks`` are per retriever (``bm25``, …)."""
+
+    chunk: Chunk
+    score: float
+    matched_terms: tuple[str, ...] = ()
+    scores: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.chunk
+        return {
+            "chunk_id": c.chunk_id,
+            "doc_id": c.doc_id,
+            "title": c.title,
+            "source": c.source,
+            "line_start": c.line_start,
+            "line_end": c.line_end,
+            "score": round(self.score, 6),
+            "matched_terms": list(self.matched_terms),
+            "text": c.text,
+            "heading": c.heading,
+            "doc_version": c.doc_version,
+            "scores": {k: round(v, 6) for k, v in self.scores.items()},
+            "ranks": dict(self.ranks),
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Permitted hits plus a *count* of matching chunks the principal may not read.
+
+    Blocked chunks are never represented by anything but ``blocked_count``; their ids stay
+    inside the store (issue: no id, title, source or text of a blocked chunk leaves).
+    """
+
+    query: str
+    mode: str
+    hits: list[Hit]
+    blocked_count: int
+    query_terms: tuple[str, ...] = ()
+    took_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "query_terms": list(self.query_terms),
+            "hits": [h.to_dict() for h in self.hits],
+            "blocked_count": self.blocked_count,
+            "took_ms": round(self.took_ms, 3),
+        }
+
+
+@dataclass(frozen=True)
+class FailedInput:
+    path: str
+    error: str
+
+
+@dataclass
+class IngestReport:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    chunks: int = 0
+    failed: list[FailedInput] = field(default_factory=list)
+    took_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "chunks": self.chunks,
+            "failed": [{"path": f.path, "error": f.error} for f in self.failed],
+            "took_ms": round(self.took_ms, 1),
+        }
+
+
+def to_json(obj: Any) -> Any:
+    """Turn records (and containers of them) into JSON-ready values."""
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_json(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    return obj
