@@ -1,0 +1,142 @@
+"""Retrieval: BM25 over Tantivy, and the two seed scorers kept for reproduction.
+
+Every mode applies the principal's roles while ranking, before top-k, and returns the
+permitted hits with only a *count* of matching chunks the principal may not read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .analysis import analyze, unique_terms
+from .errors import EmptyQuery, InvalidInput
+from .lexical import LexicalIndex
+from .records import Hit, Principal
+from .scorers import overlap_score, overlap_tokens, terms_score, validate_terms
+from .store import Store
+
+MODES = ("bm25", "overlap", "terms")
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What a retriever found: permitted hits (best first) and the true blocked count."""
+
+    mode: str
+    query_terms: tuple[str, ...]
+    hits: list[Hit]
+    blocked_count: int
+
+
+def check_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise EmptyQuery("the query is empty", field="query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(
+            f"the query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}",
+            field="query",
+        )
+    return query.strip()
+
+
+def retrieve(
+    store: Store,
+    lexical: LexicalIndex,
+    query: str,
+    principal: Principal,
+    top_k: int,
+    mode: str = "bm25",
+    terms: Sequence[str] | None = None,
+) -> Retrieval:
+    query = check_query(query)
+    if top_k < 1:
+        raise InvalidInput("top_k must be at least 1", field="top_k")
+    if terms:
+        mode = "terms"
+    if mode == "bm25":
+        return _bm25(store, lexical, query, principal, top_k)
+    if mode == "overlap":
+        return _overlap(store, query, principal, top_k)
+    if mode == "terms":
+        if not terms:
+            raise InvalidInput("mode 'terms' needs explicit terms (--terms)", field="terms")
+        return _terms(store, validate_terms(list(terms)), principal, top_k)
+    raise InvalidInput(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}", field="mode")
+
+
+def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
+          top_k: int) -> Retrieval:
+    terms = unique_terms(analyze(query))
+    if not terms:
+        raise EmptyQuery(
+            "the query has no searchable terms (only stop words or punctuation)", field="query"
+        )
+    roles = None if principal.admin else list(principal.roles)
+    matches, blocked = lexical.search(terms, roles, top_k)
+    rowids = [m.rowid for m in matches]
+    chunks = store.chunks_by_rowid(rowids)
+    tokens = store.tokens_by_rowid(rowids)
+    hits = []
+    for rank, match in enumerate(matches, start=1):
+        chunk = chunks.get(match.rowid)
+        if chunk is None:  # index ahead of a concurrent delete; skip, never guess
+            continue
+        # Defence in depth: the filter ran inside Tantivy; re-check against SQLite roles.
+        if not principal.can_read(chunk.roles):
+            continue
+        present = set(tokens.get(match.rowid, "").split())
+        hits.append(Hit(
+            chunk=chunk, score=match.score,
+            matched_terms=tuple(t for t in terms if t in present),
+            scores={"bm25": match.score}, ranks={"bm25": rank},
+        ))
+    return Retrieval("bm25", tuple(terms), hits, blocked)
+
+
+def _overlap(store: Store, query: str, principal: Principal, top_k: int) -> Retrieval:
+    terms = unique_terms(overlap_tokens(query))
+    if not terms:
+        raise EmptyQuery(
+            "the query has no searchable terms (only stop words or punctuation)", field="query"
+        )
+    allowed: list[Hit] = []
+    blocked = 0
+    for chunk in store.iter_chunks():
+        score, matched = overlap_score(query, chunk.title, chunk.text)
+        if score == 0:
+            continue
+        if not principal.can_read(chunk.roles):
+            blocked += 1
+            continue
+        allowed.append(Hit(chunk=chunk, score=float(score), matched_terms=tuple(matched),
+                           scores={"overlap": float(score)}))
+    # Seed 000's order: score descending, then chunk_id.
+    allowed.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
+    return Retrieval("overlap", tuple(terms), _ranked(allowed[:top_k], "overlap"), blocked)
+
+
+def _terms(store: Store, terms: list[str], principal: Principal, top_k: int) -> Retrieval:
+    allowed: list[Hit] = []
+    blocked = 0
+    for chunk in store.iter_chunks():
+        score, matched = terms_score(terms, chunk.text)
+        if score == 0:  # zero-score chunks are never selected (seed 001)
+            continue
+        if not principal.can_read(chunk.roles):
+            blocked += 1
+            continue
+        allowed.append(Hit(chunk=chunk, score=float(score), matched_terms=tuple(matched),
+                           scores={"terms": float(score)}))
+    # A stable sort on score alone keeps ingest order, then position in the document.
+    allowed.sort(key=lambda h: -h.score)
+    return Retrieval("terms", tuple(terms), _ranked(allowed[:top_k], "terms"), blocked)
+
+
+def _ranked(hits: list[Hit], name: str) -> list[Hit]:
+    return [
+        Hit(chunk=h.chunk, score=h.score, matched_terms=h.matched_terms, scores=h.scores,
+            ranks={name: rank})
+        for rank, h in enumerate(hits, start=1)
+    ]

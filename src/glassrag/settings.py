@@ -1,0 +1,134 @@
+"""Knowledge-base settings: ``glassrag.toml`` at the knowledge-base root.
+
+Every setting has a default, so a knowledge base works with no file at all; ``glassrag init``
+writes the file with every default spelled out, so nothing (least of all the role given to
+documents that name none) is implicit.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import InvalidInput
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_NAME = "glassrag.toml"
+
+Chunker = Literal["structure", "sentences", "punctuation", "window"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class IngestSettings(_Section):
+    default_roles: list[str] = Field(default_factory=lambda: ["public"], min_length=1)
+    max_file_bytes: int = Field(default=20_000_000, gt=0)
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+
+
+class ChunkingSettings(_Section):
+    markdown: Chunker = "structure"
+    text: Chunker = "structure"
+    jsonl: Chunker = "sentences"
+    sectioned: Chunker = "window"
+    max_chars: int = Field(default=600, gt=0)
+    sentences_per_chunk: int = Field(default=2, gt=0)
+    size: int | None = Field(default=None, gt=0)
+    overlap: int | None = Field(default=None, ge=0)
+
+
+class PermissionSettings(_Section):
+    disclosure: Literal["disclose", "conceal"] = "disclose"
+
+
+class SearchSettings(_Section):
+    top_k: int = Field(default=10, gt=0, le=1000)
+    mode: Literal["bm25", "overlap", "terms"] = "bm25"
+
+
+class Settings(_Section):
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+
+    def chunker_for(self, parser: str) -> str:
+        """The default chunking strategy for documents produced by ``parser``."""
+        mapping = {
+            "markdown": self.chunking.markdown,
+            "text": self.chunking.text,
+            "jsonl": self.chunking.jsonl,
+            "sectioned": self.chunking.sectioned,
+        }
+        return mapping.get(parser, self.chunking.text)
+
+
+def load_settings(kb_dir: Path) -> Settings:
+    """Read ``glassrag.toml``; a missing file means all defaults."""
+    path = kb_dir / CONFIG_NAME
+    if not path.exists():
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInput(f"{path}: cannot read settings: {exc}", path=str(path)) from exc
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise InvalidInput(f"{path}: invalid settings: {problems}", path=str(path)) from exc
+
+
+DEFAULT_CONFIG = """\
+# glassrag knowledge-base settings. Every key is written out with its default value.
+
+[ingest]
+# Roles given to a document that names none: no roles in its front matter or JSONL record,
+# no match in roles.toml (path globs -> roles, next to this file), and no --roles option.
+# "public" means every principal may read such documents; use e.g. ["employee"] to keep
+# unlabelled documents internal.
+default_roles = ["public"]
+# Files larger than this are rejected with an error for that file (bytes).
+max_file_bytes = 20000000
+# Glob patterns (relative to each ingested directory); empty include means every file.
+include = []
+exclude = []
+
+[chunking]
+# Default strategy per input kind: structure | sentences | punctuation | window
+markdown = "structure"
+text = "structure"
+jsonl = "sentences"
+sectioned = "window"
+# structure: the most characters in one chunk; a longer single line is an error.
+max_chars = 600
+# sentences: how many sentences go in one chunk.
+sentences_per_chunk = 2
+# punctuation and window: chunk size and overlap in characters. Unset means the strategy's
+# own default (punctuation 300/50, window 200/40).
+# size = 300
+# overlap = 50
+
+[permissions]
+# What a principal is told when matching evidence exists but none of it is readable:
+# "disclose" answers blocked_by_permission; "conceal" answers no_evidence and hides blocked
+# counts, while the trace keeps the truth for auditors.
+disclosure = "disclose"
+
+[search]
+top_k = 10
+# bm25 (Tantivy), overlap (the seed-000 keyword overlap), terms (explicit --terms)
+mode = "bm25"
+"""
