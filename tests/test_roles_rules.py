@@ -54,7 +54,10 @@ def test_empty_file_means_no_rules(tmp_path: Path) -> None:
 
 
 def test_single_role_string_is_accepted_and_roles_are_cleaned(tmp_path: Path) -> None:
-    text = '[[rule]]\nglob = "hr/*"\nroles = "hr"\n[[rule]]\nglob = "ops/*"\nroles = [" ops ", "ops"]\n'
+    text = (
+        '[[rule]]\nglob = "hr/*"\nroles = "hr"\n'
+        '[[rule]]\nglob = "ops/*"\nroles = [" ops ", "ops"]\n'
+    )
     rules = load_roles_rules(write_rules(tmp_path, text))
     assert rules.rules == (("hr/*", ("hr",)), ("ops/*", ("ops",)))
 

@@ -24,11 +24,7 @@ from .errors import InputFileError
 from .records import FailedInput, SourceDocument
 
 __all__ = [
-    "SUPPORTED_SUFFIXES",
-    "ReadResult",
-    "decode_bytes",
-    "is_supported",
-    "normalize_text",
+    "SUPPORTED_SUFFIXES", "ReadResult", "decode_bytes", "is_supported", "normalize_text",
     "read_file",
 ]
 
@@ -36,13 +32,8 @@ SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".jsonl")
 
 # Types people will try first get a message that says what to do instead.
 _NOT_YET = {
-    ".pdf": "PDF parsing is not built in yet",
-    ".docx": "Word (.docx) parsing is not built in yet",
-    ".doc": "Word (.doc) parsing is not built in yet",
-    ".pptx": "PowerPoint parsing is not built in yet",
-    ".html": "HTML parsing is not built in yet",
-    ".htm": "HTML parsing is not built in yet",
-    ".json": "plain JSON is not read; write one record per line as .jsonl",
+    ".pdf": "PDF", ".docx": "Word (.docx)", ".doc": "Word (.doc)", ".pptx": "PowerPoint",
+    ".xlsx": "Excel", ".html": "HTML", ".htm": "HTML", ".rtf": "RTF", ".epub": "EPUB",
 }
 
 _BOMS = (  # UTF-32 first: its little-endian BOM begins with the UTF-16 one.
@@ -55,13 +46,13 @@ _BOMS = (  # UTF-32 first: its little-endian BOM begins with the UTF-16 one.
 _CJK_CODECS = ("gb18030", "cp932")  # gb18030 covers GBK/GB2312; cp932 covers Shift_JIS
 _BINARY_SNIFF = 8192
 _RARITY_SAMPLE = 20_000
+_MAX_RARITY = 0.5  # real prose, even traditional Chinese read as GBK, stays far below this
 # What a wrong legacy codec produces from stray bytes (cp932 maps 0x80 and 0xFD-0xFF to C1
 # controls and private-use code points): such a decoding is not "clean", whatever it says.
 _UNCLEAN = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
 _SECTION_RE = re.compile(r"^\[doc:([^\]\s]+)\]\s*$")
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
-_FRONT_MATTER_FIELDS = ("title", "doc_id", "source", "chunker")
 
 
 @dataclass
@@ -83,11 +74,8 @@ class _Ctx:
         return FailedInput(self.display if line is None else f"{self.display}:{line}", message)
 
     def doc(self, text: str, **fields: Any) -> SourceDocument:
-        defaults: dict[str, Any] = {
-            "doc_id": self.relpath, "source": self.relpath, "path": self.abspath,
-            "encoding": self.encoding,
-        }
-        return SourceDocument(text=text, **{**defaults, **fields})
+        fields = {"doc_id": self.relpath, "source": self.relpath, **fields}
+        return SourceDocument(text=text, path=self.abspath, encoding=self.encoding, **fields)
 
 
 def is_supported(path: Path) -> bool:
@@ -100,32 +88,27 @@ def normalize_text(text: str) -> str:
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _rarity(text: str) -> int:
-    """Count characters that are unusual in real Chinese or Japanese prose.
+def _is_common(ch: str) -> bool:
+    """Whether a character belongs to everyday Chinese (GB2312) or Japanese (JIS level 1)."""
+    try:
+        ch.encode("gb2312")
+        return True
+    except UnicodeEncodeError:
+        pass
+    try:
+        return ch.encode("shift_jis") <= b"\x98\x72"  # JIS X 0208 level 1 ends at 0x9872
+    except UnicodeEncodeError:
+        return False
 
-    A wrong CJK codec still decodes "successfully" into rare ideographs, so the right
-    codec is the one whose text stays within GB2312 or JIS level 1 (kana included).
+
+def _rarity(text: str) -> float:
+    """Share of rare characters among the non-ASCII ones in a sample.
+
+    A wrong CJK codec still "succeeds", but into rare ideographs (Shift_JIS read as GBK,
+    Latin-1 read as GB18030), so rarity tells a real decoding from mojibake.
     """
-    rare = 0
-    for ch in text[:_RARITY_SAMPLE]:  # a sample decides; scoring 20 MB char by char is slow
-        if ch.isascii() or ch in "\n\t":
-            continue
-        if ch == "\ufffd" or not ch.isprintable():
-            rare += 3
-            continue
-        try:
-            ch.encode("gb2312")
-            continue
-        except UnicodeEncodeError:
-            pass
-        try:
-            code = ch.encode("shift_jis")
-        except UnicodeEncodeError:
-            rare += 1
-            continue
-        if len(code) == 2 and code > b"\x98\x72":  # beyond JIS X 0208 level 1
-            rare += 1
-    return rare
+    wide = [ch for ch in text[:_RARITY_SAMPLE] if not ch.isascii()]
+    return sum(1 for ch in wide if not _is_common(ch)) / len(wide) if wide else 0.0
 
 
 def decode_bytes(raw: bytes) -> tuple[str, str]:
@@ -148,16 +131,17 @@ def decode_bytes(raw: bytes) -> tuple[str, str]:
         return raw.decode("utf-8"), "utf-8"
     except UnicodeDecodeError as exc:
         utf8_error = exc
-    detector_rank = {m.encoding: i for i, m in enumerate(from_bytes(raw, cp_isolation=list(_CJK_CODECS)))}
-    options: list[tuple[int, int, str, str]] = []
+    detected = from_bytes(raw, cp_isolation=list(_CJK_CODECS))
+    detector_rank = {match.encoding: rank for rank, match in enumerate(detected)}
+    options: list[tuple[float, int, str, str]] = []
     for codec in _CJK_CODECS:
         try:
             text = raw.decode(codec)  # strict: a lossy decode is never "clean"
         except UnicodeDecodeError:
             continue
-        if _UNCLEAN.search(text):
+        if _UNCLEAN.search(text) or (rarity := _rarity(text)) > _MAX_RARITY:
             continue
-        options.append((_rarity(text), detector_rank.get(codec, len(_CJK_CODECS)), codec, text))
+        options.append((rarity, detector_rank.get(codec, len(_CJK_CODECS)), codec, text))
     if not options:
         raise InputFileError(
             f"cannot decode: not UTF-8 (invalid byte at offset {utf8_error.start}), "
@@ -170,7 +154,10 @@ def decode_bytes(raw: bytes) -> tuple[str, str]:
 def _unsupported_message(suffix: str) -> str:
     supported = ", ".join(SUPPORTED_SUFFIXES)
     if suffix in _NOT_YET:
-        return f"{_NOT_YET[suffix]}; convert it to one of the supported types ({supported})"
+        return (
+            f"{_NOT_YET[suffix]} parsing is not built in yet; convert the file to one of the "
+            f"supported types ({supported})"
+        )
     kind = f"'{suffix}'" if suffix else "(no suffix)"
     return f"unsupported file type {kind}; supported: {supported}"
 
@@ -189,7 +176,7 @@ def read_file(path: Path, *, root: Path | None = None, max_bytes: int = 20_000_0
     except ValueError:
         relpath = absolute.name
     # doc.path is the real path (symlinks resolved): the stable identity of the file.
-    ctx = _Ctx(display=str(path), relpath=relpath, abspath=str(path.resolve()))
+    ctx = _Ctx(display=str(path), relpath=relpath, abspath=os.path.realpath(path))
     result = ReadResult()
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
@@ -288,13 +275,24 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _roles(value: Any, allow_csv: bool) -> tuple[str, ...] | None:
-    """Clean a roles value; None when its type is wrong."""
-    if allow_csv and isinstance(value, str):
-        value = value.split(",")
-    if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
-        return None
-    return tuple(dict.fromkeys(r.strip() for r in value if r.strip()))
+def _take_fields(data: dict[str, Any], csv_roles: bool) -> dict[str, Any]:
+    """Pop the SourceDocument fields out of ``data``, checked; ValueError names a bad one."""
+    fields: dict[str, Any] = {}
+    for key in ("doc_id", "title", "source", "chunker"):
+        value = data.pop(key, None)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"'{key}' must be a non-empty string")
+        if value is not None:
+            fields[key] = value.strip()
+    roles = data.pop("roles", None)
+    if csv_roles and isinstance(roles, str):
+        roles = roles.split(",")
+    if roles is not None:
+        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            hint = " or a comma-separated string" if csv_roles else ""
+            raise ValueError(f"'roles' must be a list of strings{hint}")
+        fields["roles"] = tuple(dict.fromkeys(r.strip() for r in roles if r.strip()))
+    return fields
 
 
 def _read_markdown(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
@@ -310,7 +308,7 @@ def _read_markdown(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
             loaded = yaml.safe_load("\n".join(lines[1:close]))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 2}" if mark is not None else ""
+            where = f" at line {mark.line + 2}" if mark is not None else ""  # file lines
             problem = getattr(exc, "problem", None) or str(exc)
             result.errors.append(ctx.fail(f"front matter: invalid YAML{where}: {problem}"))
             return
@@ -319,24 +317,12 @@ def _read_markdown(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
             result.errors.append(ctx.fail(f"front matter must be a mapping, not {kind}"))
             return
         meta, offset = _jsonable(loaded or {}), close + 1
-    fields: dict[str, Any] = {}
-    # A bad field fails the whole file: ingesting it with roles dropped could expose it.
-    for key in _FRONT_MATTER_FIELDS:
-        value = meta.pop(key, None)
-        if value is None:
-            continue
-        if not isinstance(value, str) or not value.strip():
-            result.errors.append(ctx.fail(f"front matter: '{key}' must be a non-empty string"))
-            return
-        fields[key] = value.strip()
-    if "roles" in meta:
-        roles = _roles(meta.pop("roles"), allow_csv=True)
-        if roles is None:
-            result.errors.append(
-                ctx.fail("front matter: 'roles' must be a list of strings or 'a, b'")
-            )
-            return
-        fields["roles"] = roles
+    try:
+        fields = _take_fields(meta, csv_roles=True)
+    except ValueError as exc:
+        # The whole file fails: ingesting it with its roles dropped could expose it.
+        result.errors.append(ctx.fail(f"front matter: {exc}"))
+        return
     body = "\n".join(lines[offset:])
     if not body.strip():
         result.errors.append(ctx.fail("empty document: no text after the front matter"))
@@ -363,47 +349,37 @@ def _read_jsonl(text: str, ctx: _Ctx, result: ReadResult) -> None:
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        problem, doc = _jsonl_record(line, ctx)
-        if doc is None:
-            result.errors.append(ctx.fail(f"line {lineno}: {problem}", lineno))
-        elif doc.doc_id in seen:
-            message = f"line {lineno}: duplicate doc_id {doc.doc_id!r} (first on line "
-            result.errors.append(ctx.fail(f"{message}{seen[doc.doc_id]})", lineno))
-        else:
-            seen[doc.doc_id] = lineno
-            result.documents.append(doc)
+        try:
+            doc = _jsonl_record(line, ctx)
+        except ValueError as exc:
+            result.errors.append(ctx.fail(f"line {lineno}: {exc}", lineno))
+            continue
+        if doc.doc_id in seen:
+            message = f"duplicate doc_id {doc.doc_id!r} (first on line {seen[doc.doc_id]})"
+            result.errors.append(ctx.fail(f"line {lineno}: {message}", lineno))
+            continue
+        seen[doc.doc_id] = lineno
+        result.documents.append(doc)
 
 
-def _jsonl_record(line: str, ctx: _Ctx) -> tuple[str, SourceDocument | None]:
+def _jsonl_record(line: str, ctx: _Ctx) -> SourceDocument:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        return f"invalid JSON: {exc.msg} at column {exc.colno}", None
+        raise ValueError(f"invalid JSON: {exc.msg} at column {exc.colno}") from exc
     if not isinstance(record, dict):
-        return f"expected a JSON object, got {type(record).__name__}", None
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
     for key in ("doc_id", "text"):
-        value = record.pop(key, None)
-        if value is None:
-            return f"missing required field '{key}'", None
-        if not isinstance(value, str) or not value.strip():
-            return f"'{key}' must be a non-empty string", None
-        record[key] = value
-    doc_id = record.pop("doc_id").strip()
-    fields: dict[str, Any] = {"doc_id": doc_id, "title": doc_id, "source": f"{ctx.relpath}#{doc_id}"}
-    for key in ("title", "source", "chunker"):
-        if key in record:
-            value = record.pop(key)
-            if not isinstance(value, str) or not value.strip():
-                return f"'{key}' must be a non-empty string", None
-            fields[key] = value.strip()
-    if "roles" in record:
-        roles = _roles(record.pop("roles"), allow_csv=False)
-        if roles is None:
-            return "'roles' must be a list of strings", None
-        fields["roles"] = roles
+        if record.get(key) is None:
+            raise ValueError(f"missing required field '{key}'")
+    text = record.pop("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("'text' must be a non-empty string")
+    fields = _take_fields(record, csv_roles=False)
+    doc_id = fields["doc_id"]
     metadata = record.pop("metadata", {})
     if not isinstance(metadata, dict):
-        return "'metadata' must be a JSON object", None
-    text = normalize_text(record.pop("text"))
-    # Other top-level keys are kept rather than dropped: metadata wins on a name clash.
-    return "", ctx.doc(text, parser="jsonl", metadata={**record, **metadata}, **fields)
+        raise ValueError("'metadata' must be a JSON object")
+    # Other top-level keys are kept rather than dropped; metadata wins on a name clash.
+    fields = {"title": doc_id, "source": f"{ctx.relpath}#{doc_id}", **fields}
+    return ctx.doc(normalize_text(text), parser="jsonl", metadata={**record, **metadata}, **fields)

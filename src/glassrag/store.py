@@ -221,7 +221,7 @@ class Store:
         return _document(row) if row else None
 
     def documents(self) -> list[Document]:
-        rows = self.db.execute("SELECT * FROM documents ORDER BY doc_id")
+        rows = self.db.execute("SELECT * FROM documents ORDER BY rowid")
         return [_document(r) for r in rows]
 
     def version_text(self, content_hash: str) -> str | None:

@@ -1,0 +1,133 @@
+"""The leak test: nothing of a document outside a principal's roles reaches that principal.
+
+For every example query and every principal, in every search mode, through the Python API
+and the CLI (JSON and table output): no text, title, source or doc_id of an unreadable
+document appears anywhere in the output.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, write_jsonl
+from typer.testing import CliRunner
+
+from glassrag import KnowledgeBase, Principal
+from glassrag.cli import app
+
+ROLES = ["employee", "finance", "hr"]
+PRINCIPALS = [Principal("p0")] + [Principal(f"p-{r}", roles=[r]) for r in ROLES] + [
+    Principal("p-multi", roles=["employee", "finance"])
+]
+
+
+def _secret(role: str, n: int) -> dict:
+    # Each secret shares ordinary words with the public examples (so it competes in
+    # rankings) and carries unique canaries in every field that could leak.
+    return {
+        "doc_id": f"secretdoc-{role}-{n}",
+        "title": f"Secrettitle {role} {n} refund roadmap",
+        "source": f"vault/{role}/sourcecanary{n}.md",
+        "roles": [role],
+        "text": f"Refunds days learners API key roadmap beta Q4 退票 手续费 检索 片段 "
+                f"textcanary{role}{n} zebracanary. Second sentence textcanary{role}{n}.",
+    }
+
+
+SECRETS = [_secret(role, n) for role in ROLES for n in range(3)]
+
+QUERIES = [
+    "How many days do learners have for refunds?",
+    "Where should I store the API key?",
+    "What is the private beta roadmap for Q4?",
+    "What is the cafeteria menu today?",
+    "距离起飞不足4小时退票，退票费是多少？",
+    "退款多久到账",
+    "RAG 检索 片段",
+    "zebracanary textcanaryemployee0 secrettitle sourcecanary0",
+]
+
+
+def _forbidden(principal: Principal) -> list[str]:
+    strings = []
+    for doc in SECRETS:
+        if principal.can_read(doc["roles"]):
+            continue
+        role, n = doc["roles"][0], doc["doc_id"].rsplit("-", 1)[1]
+        strings += [doc["doc_id"], doc["title"], doc["source"], f"textcanary{role}{n}"]
+    return strings
+
+
+@pytest.fixture(scope="module")
+def leak_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("leak")
+    kb_dir = root / "kb"
+    with KnowledgeBase.open(kb_dir) as kb:
+        report = kb.ingest([EXAMPLES, write_jsonl(root / "secrets.jsonl", SECRETS)],
+                           exclude=["**/*.yaml", "README.md"])
+        assert report.failed == []
+    return kb_dir
+
+
+def _without_echo(output: str) -> str:
+    """Drop the echo of the principal's own query: typing a secret word is not a leak."""
+    try:
+        data = json.loads(output)
+    except ValueError:
+        return "\n".join(
+            line for line in output.splitlines() if not line.startswith("query terms:")
+        )
+    if isinstance(data, dict):
+        data.pop("query", None)
+        data.pop("query_terms", None)
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _check(output: str, principal: Principal, where: str) -> None:
+    low = _without_echo(output).casefold()
+    for needle in _forbidden(principal):
+        assert needle.casefold() not in low, f"{needle!r} leaked to {principal} via {where}"
+
+
+@pytest.mark.parametrize("principal", PRINCIPALS, ids=lambda p: p.principal_id)
+def test_python_api_never_leaks(leak_kb: Path, principal: Principal) -> None:
+    with KnowledgeBase.open(leak_kb) as kb:
+        for query, mode in itertools.product(QUERIES, ["bm25", "overlap"]):
+            try:
+                result = kb.search(query, principal=principal, top_k=50, mode=mode)
+            except Exception as exc:  # an error message must not leak either
+                _check(str(exc), principal, f"error {mode}")
+                continue
+            _check(json.dumps(result.to_dict(), ensure_ascii=False), principal, mode)
+        for terms in (["textcanaryemployee0"], ["检索", "片段"], ["zebracanary"], ["refund"]):
+            result = kb.search("terms", principal=principal, terms=terms, top_k=50)
+            _check(json.dumps(result.to_dict(), ensure_ascii=False), principal, "terms")
+        _check(json.dumps([d.doc_id + d.title + d.source
+                           for d in kb.documents(principal)]), principal, "documents")
+
+
+def test_secrets_are_findable_by_their_readers(leak_kb: Path) -> None:
+    # Guard against a leak test that passes because secrets were never indexed.
+    with KnowledgeBase.open(leak_kb) as kb:
+        hr = kb.search("zebracanary", principal=Principal("h", roles=["hr"]), top_k=50)
+        assert {h.chunk.doc_id for h in hr.hits} == {f"secretdoc-hr-{n}" for n in range(3)}
+        assert hr.blocked_count == 6
+
+
+@pytest.mark.parametrize("principal", PRINCIPALS, ids=lambda p: p.principal_id)
+def test_cli_never_leaks(leak_kb: Path, principal: Principal) -> None:
+    runner = CliRunner()
+    role_args = [arg for r in principal.roles if r != "public" for arg in ("--role", r)]
+    for query in QUERIES:
+        for extra in ([], ["--json"], ["--mode", "overlap", "--json"]):
+            result = runner.invoke(
+                app, ["--kb", str(leak_kb), "search", query, *role_args, *extra]
+            )
+            _check(result.output, principal, f"cli search {extra}")
+    result = runner.invoke(
+        app, ["--kb", str(leak_kb), "search", "x", "--terms", "zebracanary", *role_args]
+    )
+    _check(result.output, principal, "cli terms")
