@@ -249,3 +249,17 @@ def test_document_versions_are_kept(kb: KnowledgeBase, tmp_path: Path) -> None:
     kb.ingest([note])
     assert kb.document_text(old_hash) == "first wording of the tapir rule\n"
     assert [h["version"] for h in kb.store.history("v.md")] == [1, 2]
+
+
+def test_prune_spares_records_of_a_file_with_a_broken_line(kb: KnowledgeBase,
+                                                           tmp_path: Path) -> None:
+    records = tmp_path / "r.jsonl"
+    records.write_text('{"doc_id": "one", "text": "llama one"}\n'
+                       '{"doc_id": "two", "text": "llama two"}\n')
+    kb.ingest([records])
+    records.write_text('{"doc_id": "one", "text": "llama one"}\n{"doc_id": "two", "te\n')
+    report = kb.ingest([records], prune=True)
+    assert report.deleted == 0 and len(report.failed) == 1
+    records.write_text('{"doc_id": "one", "text": "llama one"}\n')
+    assert kb.ingest([records], prune=True).deleted == 1
+    assert [d.doc_id for d in kb.documents()] == ["one"]

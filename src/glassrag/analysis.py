@@ -57,6 +57,7 @@ _KANA = "\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
 _HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af"
 
 _WORD_RE = re.compile(r"[^\W_]+")  # letters and digits; '_' and punctuation split words
+_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # the same on lowercased ASCII, but faster
 _KANA_RE = re.compile(f"[{_KANA}]")
 _CJK_ANY_RE = re.compile(f"[{_HAN}{_KANA}{_HANGUL}]")
 _RUN_RE = re.compile(f"([{_HAN}{_KANA}]+)|([{_HANGUL}]+)|([^{_HAN}{_KANA}{_HANGUL}]+)")
@@ -69,6 +70,12 @@ _HANGUL_RE = re.compile(f"[{_HANGUL}]")
 _local = threading.local()
 _jieba_lock = threading.Lock()
 _jieba: Any = None
+
+# word -> stem, with stop words mapped to "" so one dict lookup both stems and filters.
+# Vocabularies are Zipfian, so after a few documents nearly every word is a hit. Plain dict
+# get/set is atomic under the GIL; the cache is reset when it grows past its bound.
+_STEM_CACHE_MAX = 200_000
+_stems: dict[str, str] = dict.fromkeys(ENGLISH_STOPWORDS, "")
 
 
 def _stemmer() -> Stemmer.Stemmer:
@@ -87,11 +94,20 @@ def _normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
-def _english(text: str) -> list[str]:
-    # The hot path of ingest: one findall, one set lookup per word, one batched stem call.
-    stop = ENGLISH_STOPWORDS
-    words = [w for w in _WORD_RE.findall(text) if w not in stop]
-    return _stemmer().stemWords(words) if words else words
+def _english(text: str, word_re: re.Pattern[str] = _WORD_RE) -> list[str]:
+    # The hot path of ingest: one findall, one cache lookup per word, and one batched
+    # stemWords call for the words not seen before.
+    global _stems
+    words = word_re.findall(text)
+    found = list(map(_stems.get, words))
+    if None in found:
+        missing = list(dict.fromkeys(w for w, s in zip(words, found) if s is None))
+        new = dict(zip(missing, _stemmer().stemWords(missing)))
+        if len(_stems) > _STEM_CACHE_MAX:
+            _stems = dict.fromkeys(ENGLISH_STOPWORDS, "")
+        _stems.update(new)
+        found = [new[w] if s is None else s for w, s in zip(words, found)]
+    return list(filter(None, found))
 
 
 def _jieba_tokenizer() -> Any:
@@ -145,6 +161,8 @@ def analyze(text: str) -> list[str]:
     >>> analyze("Refunds are returned within 5 days")
     ['refund', 'return', 'within', '5', 'day']
     """
+    if text.isascii():
+        return _english(text.lower(), _ASCII_WORD_RE)
     text = _normalize(text)
     if _CJK_ANY_RE.search(text) is None:
         return _english(text)

@@ -113,7 +113,9 @@ def run_ingest(
     for number, (file, root) in enumerate(files, start=1):
         result = read_file(file, root=root, max_bytes=settings.ingest.max_file_bytes)
         report.failed.extend(result.errors)
-        if not any(err.path == str(file) for err in result.errors):
+        if not result.errors:
+            # Only a cleanly read file may have its vanished records pruned: a broken line
+            # could be the record that is "missing".
             read_ok.add(str(file.resolve()))
         relpath = _relpath(file, root)
         for doc in result.documents:
@@ -151,10 +153,14 @@ def run_ingest(
 
 
 def _relpath(file: Path, root: Path) -> str:
-    try:
-        return file.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return file.name
+    # The path as discovered (not symlink-resolved): roles.toml globs are written against
+    # the tree a person sees.
+    for candidate, base in ((file, root), (file.resolve(), root.resolve())):
+        try:
+            return candidate.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return file.name
 
 
 def _prepare(

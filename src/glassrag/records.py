@@ -207,3 +207,90 @@ def to_json(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: to_json(v) for k, v in obj.items()}
     return obj
+
+
+# -- answers -------------------------------------------------------------------------------
+
+ANSWERED = "answered"
+NO_EVIDENCE = "no_evidence"
+BLOCKED = "blocked_by_permission"
+UNVERIFIED = "unverified"
+STATUSES = (ANSWERED, NO_EVIDENCE, BLOCKED, UNVERIFIED)
+
+
+@dataclass(frozen=True)
+class DraftCitation:
+    """What an answerer claims: this quote comes from this chunk. Not trusted until verified."""
+
+    chunk_id: str
+    quote: str
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An answerer's proposal, before verification. ``status`` is answered or no_evidence."""
+
+    status: str
+    text: str
+    citations: tuple[DraftCitation, ...] = ()
+    answerer: str = "extractive"
+    # Why the answerer chose what it chose (sentence scores, threshold), for the trace.
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A verified citation: the quote occurs in this chunk of this document version."""
+
+    chunk_id: str
+    doc_id: str
+    source: str
+    title: str
+    line_start: int
+    line_end: int
+    quote: str
+    doc_version: int = 0
+    content_hash: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id, "doc_id": self.doc_id, "source": self.source,
+            "title": self.title, "line_start": self.line_start, "line_end": self.line_end,
+            "quote": self.quote, "doc_version": self.doc_version,
+            "content_hash": self.content_hash,
+        }
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The verifier's verdict on a draft. ``problems`` name each failed check."""
+
+    ok: bool
+    citations: tuple[Citation, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "citations": [c.to_dict() for c in self.citations],
+                "problems": list(self.problems)}
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: str
+    answer: str
+    citations: tuple[Citation, ...]
+    evidence: tuple[Hit, ...]
+    trace_id: str | None
+    question: str = ""
+    mode: str = "bm25"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "answer": self.answer,
+            "citations": [c.to_dict() for c in self.citations],
+            "evidence": [h.to_dict() for h in self.evidence],
+            "trace_id": self.trace_id,
+            "question": self.question,
+            "mode": self.mode,
+        }

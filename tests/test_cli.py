@@ -1,0 +1,135 @@
+"""The CLI as a user types it: real knowledge bases in temp dirs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES
+from typer.testing import CliRunner
+
+from glassrag.cli import app
+
+WORKSHOP = str(EXAMPLES / "workshop" / "documents.jsonl")
+
+
+@pytest.fixture
+def run(tmp_path: Path):
+    runner = CliRunner()
+    kb = str(tmp_path / "kb")
+
+    def invoke(*args: str, kb_dir: str | None = kb):
+        prefix = ["--kb", kb_dir] if kb_dir else []
+        return runner.invoke(app, [*prefix, *args])
+
+    return invoke
+
+
+def test_ingest_json_report_and_search_json(run) -> None:
+    result = run("ingest", WORKSHOP, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert {k: report[k] for k in ("added", "updated", "unchanged", "deleted", "chunks")} == {
+        "added": 4, "updated": 0, "unchanged": 0, "deleted": 0, "chunks": 4
+    }
+    assert report["failed"] == []
+    result = run("search", "How many days do learners have for refunds?", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    hit = data["hits"][0]
+    assert data["query"].startswith("How many days")
+    assert set(hit) >= {"chunk_id", "doc_id", "title", "source", "line_start", "line_end",
+                        "score", "matched_terms", "text"}
+    assert hit["chunk_id"] == "refund-policy#1" and hit["line_start"] == 1
+
+
+def test_roles_flag_widens_only_to_given_roles(run) -> None:
+    run("ingest", WORKSHOP)
+    public = json.loads(run("search", "private beta roadmap Q4", "--json").stdout)
+    assert public["hits"] == [] and public["blocked_count"] == 1
+    staff = json.loads(run("search", "private beta roadmap Q4", "--role", "employee",
+                           "--json").stdout)
+    assert [h["doc_id"] for h in staff["hits"]] == ["private-roadmap"]
+
+
+def test_table_output_and_terms(run) -> None:
+    run("ingest", str(EXAMPLES / "notes"))
+    result = run("search", "RAG 流程", "--terms", "检索", "--terms", "片段", "--top-k", "2")
+    assert result.exit_code == 0
+    assert "rag.md#2" in result.stdout and "rag.md#3" in result.stdout
+    assert "review.txt#1" not in result.stdout
+
+
+def test_failed_files_give_nonzero_exit_and_the_rest_is_ingested(run, tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ok.md").write_text("marmot habits\n")
+    (folder / "bad.jsonl").write_text('{"doc_id": "x"}\n')
+    result = run("ingest", str(folder), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["added"] == 1
+    assert report["failed"][0]["path"].endswith("bad.jsonl:1")
+    assert "text" in report["failed"][0]["error"]
+
+
+def test_errors_have_one_json_shape_and_exit_codes(run, tmp_path: Path) -> None:
+    missing = run("search", "anything", "--json", kb_dir=str(tmp_path / "none"))
+    assert missing.exit_code == 3
+    error = json.loads(missing.stdout)["error"]
+    assert error["code"] == "kb_not_found" and error["status"] == 404
+    run("ingest", WORKSHOP)
+    empty = run("search", "  ", "--json")
+    assert empty.exit_code == 2
+    assert json.loads(empty.stdout)["error"]["code"] == "empty_query"
+    stop = run("search", "what is the")
+    assert stop.exit_code == 2 and "stop words" in stop.output
+    gone = run("docs", "show", "nope")
+    assert gone.exit_code == 3
+
+
+def test_docs_commands(run) -> None:
+    run("ingest", WORKSHOP)
+    listed = json.loads(run("docs", "list", "--json").stdout)
+    assert [d["doc_id"] for d in listed][:1] == ["refund-policy"]
+    shown = json.loads(run("docs", "show", "refund-policy", "--json").stdout)
+    assert shown["chunks"][0]["chunk_id"] == "refund-policy#1"
+    assert shown["version"] == 1 and len(shown["content_hash"]) == 64
+    assert run("docs", "rm", "office-hours").exit_code == 0
+    assert len(json.loads(run("docs", "list", "--json").stdout)) == 3
+    status = json.loads(run("status", "--json").stdout)
+    assert status["chunks"] == status["indexed_chunks"] == 3
+    assert "reindexed 3 chunks" in run("reindex").stdout
+
+
+def test_init_and_analyze(run, tmp_path: Path) -> None:
+    assert run("init").exit_code == 0
+    assert (tmp_path / "kb" / "glassrag.toml").exists()
+    analyzed = json.loads(run("analyze", "Learners were refunding 检索片段", "--json").stdout)
+    assert "learner" in analyzed["tokens"] and "检索" in analyzed["tokens"]
+    assert {r["analyzer"] for r in analyzed["runs"]} >= {"english", "chinese"}
+
+
+def test_kb_location_env_then_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    monkeypatch.setenv("GLASSRAG_KB", str(tmp_path / "from-env"))
+    assert runner.invoke(app, ["ingest", WORKSHOP]).exit_code == 0
+    assert (tmp_path / "from-env" / "glassrag.db").exists()
+    monkeypatch.delenv("GLASSRAG_KB")
+    assert runner.invoke(app, ["ingest", WORKSHOP]).exit_code == 0
+    assert (tmp_path / ".glassrag" / "glassrag.db").exists()
+
+
+def test_python_dash_m_entry_point(tmp_path: Path) -> None:
+    kb = str(tmp_path / "kb")
+    done = subprocess.run([sys.executable, "-m", "glassrag", "--kb", kb, "ingest", WORKSHOP],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found = subprocess.run(
+        [sys.executable, "-m", "glassrag", "--kb", kb, "search", "API key", "--json"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert json.loads(found.stdout)["hits"][0]["source"] == "setup.md#keys"
