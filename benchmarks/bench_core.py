@@ -153,17 +153,36 @@ def dir_size_mb(path: Path) -> float:
 
 
 # -- corpus --------------------------------------------------------------------------------
-def load_corpus(args: argparse.Namespace) -> tuple[Path, list[dict[str, Any]], float]:
-    """Generate (or reuse) the corpus file; return path, records and generation time."""
-    path = args.out / f"corpus-{args.lang}-{args.docs}-s{args.seed}.jsonl"
+SHARD_DOCS = 10_000  # ~6.3 MB of English per file, under glassrag's 20 MB per-file cap
+
+
+def load_corpus(args: argparse.Namespace) -> tuple[list[Path], list[dict[str, Any]], float]:
+    """Generate (or reuse) the sharded corpus; return its files, records, generation time."""
+    directory = args.out / f"corpus-{args.lang}-{args.docs}-s{args.seed}"
+    n_shards = (args.docs + SHARD_DOCS - 1) // SHARD_DOCS
+    paths = [directory / f"corpus-{i:04d}.jsonl" for i in range(n_shards)]
     gen_s = 0.0
-    if not path.exists():
+    if not all(p.exists() for p in paths):
         t0 = time.perf_counter()
-        synth.write_corpus(path, args.docs, args.lang, args.seed)
+        paths = synth.write_shards(directory, args.docs, args.lang, args.seed, SHARD_DOCS)
         gen_s = time.perf_counter() - t0
-    with path.open(encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle]
-    return path, records, gen_s
+    records = []
+    for path in paths:
+        with path.open(encoding="utf-8") as handle:
+            records.extend(json.loads(line) for line in handle)
+    if len(records) != args.docs:
+        raise SystemExit(f"corpus in {directory} has {len(records)} records, expected "
+                         f"{args.docs}; delete the folder and run again")
+    return paths, records, gen_s
+
+
+def check_ingest(report: Any, expect_chunks: int | None, what: str) -> None:
+    """A benchmark of an ingest that silently dropped files would measure nothing."""
+    failed = list(getattr(report, "failed", None) or [])
+    if failed:
+        raise SystemExit(f"{what}: {len(failed)} input(s) failed, e.g. {failed[0]}")
+    if expect_chunks is not None and int(report.chunks) != expect_chunks:
+        raise SystemExit(f"{what}: {report.chunks} chunks, expected {expect_chunks}: {report}")
 
 
 def make_analyzer() -> tuple[Callable[[str], list[str]], Callable[[list[str]], list[str]]]:
@@ -177,7 +196,7 @@ def make_analyzer() -> tuple[Callable[[str], list[str]], Callable[[list[str]], l
 
 
 # -- glassrag ------------------------------------------------------------------------------
-def bench_glassrag(args: argparse.Namespace, corpus_path: Path, queries: list[str]
+def bench_glassrag(args: argparse.Namespace, corpus_paths: list[Path], queries: list[str]
                    ) -> dict[str, Any]:
     from glassrag import KnowledgeBase, Principal
 
@@ -190,8 +209,9 @@ def bench_glassrag(args: argparse.Namespace, corpus_path: Path, queries: list[st
         out["create_s"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        report = kb.ingest([str(corpus_path)], chunker="sentences")
+        report = kb.ingest([str(p) for p in corpus_paths], chunker="sentences")
         first = time.perf_counter() - t0
+        check_ingest(report, args.docs, "first ingest")  # one chunk per synthetic document
         chunks = int(report.chunks)
         out["ingest"] = {
             "seconds": first,
@@ -204,8 +224,11 @@ def bench_glassrag(args: argparse.Namespace, corpus_path: Path, queries: list[st
               f"({chunks / first:,.0f} chunks/s)", flush=True)
 
         t0 = time.perf_counter()
-        report2 = kb.ingest([str(corpus_path)], chunker="sentences")
+        report2 = kb.ingest([str(p) for p in corpus_paths], chunker="sentences")
         again = time.perf_counter() - t0
+        check_ingest(report2, None, "re-ingest")
+        if getattr(report2, "unchanged", args.docs) != args.docs:
+            raise SystemExit(f"re-ingest of the unchanged corpus changed something: {report2}")
         out["reingest"] = {
             "seconds": again,
             "added": getattr(report2, "added", None),
@@ -240,6 +263,8 @@ def bench_glassrag(args: argparse.Namespace, corpus_path: Path, queries: list[st
                 results.append(run(q))
             stats = summarize(lat)
             stats["mean_hits"] = statistics.fmean(len(r.hits) for r in results)
+            if stats["mean_hits"] < 1:
+                raise SystemExit(f"glassrag search [{label}] found nothing: is the KB empty?")
             stats["mean_blocked_count"] = statistics.fmean(r.blocked_count for r in results)
             stats["latencies_ms"] = [x * 1000 for x in lat]
             searches[label] = stats
@@ -396,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     print(f"corpus: {args.docs} {args.lang} docs, seed {args.seed}", flush=True)
-    corpus_path, records, gen_s = load_corpus(args)
+    corpus_paths, records, gen_s = load_corpus(args)
     doc_index = {r["doc_id"]: i for i, r in enumerate(records)}
     analyze, unique_terms = make_analyzer()
 
@@ -418,8 +443,9 @@ def main(argv: list[str] | None = None) -> int:
         "started": started,
         "machine": machine_info(),
         "corpus": {"lang": args.lang, "docs": args.docs, "seed": args.seed,
-                   "path": str(corpus_path), "generate_s": gen_s,
-                   "bytes": corpus_path.stat().st_size},
+                   "files": len(corpus_paths), "dir": str(corpus_paths[0].parent),
+                   "generate_s": gen_s,
+                   "bytes": sum(p.stat().st_size for p in corpus_paths)},
         "queries": {"n": len(queries), "warmup": args.warmup, "top_k": TOP_K,
                     "dropped_empty": dropped,
                     "examples": queries[:5]},
@@ -439,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     roles = [r["roles"] for r in records]
     if not args.skip_glassrag:
         print("glassrag:", flush=True)
-        g = bench_glassrag(args, corpus_path, queries)
+        g = bench_glassrag(args, corpus_paths, queries)
         # The role filter must hold: every hit readable by its principal.
         readable = {"role_filter_employee": {"public", "employee"},
                     "role_filter_all_roles": {"public", "employee", "finance"},

@@ -21,7 +21,9 @@ Usage::
     python benchmarks/synth.py --docs 100000 --lang zh --out /tmp/synth-zh --queries 1000
 
 writes ``OUT/corpus.jsonl`` (one ``{doc_id, title, source, roles, text}`` record a line)
-and, with ``--queries N``, ``OUT/queries.jsonl`` (``{query_id, text}``).
+and, with ``--queries N``, ``OUT/queries.jsonl`` (``{query_id, text}``). glassrag refuses
+input files over 20 MB by default (100k English documents are ~63 MB); ``--shard-docs
+10000`` writes ``OUT/corpus-0000.jsonl``, ``OUT/corpus-0001.jsonl``, ... instead.
 """
 
 from __future__ import annotations
@@ -265,6 +267,26 @@ def write_corpus(path: Path, n_docs: int, lang: str, seed: int = 0) -> Path:
     return path
 
 
+def write_shards(directory: Path, n_docs: int, lang: str, seed: int = 0,
+                 shard_docs: int = 10_000) -> list[Path]:
+    """Write the corpus as ``corpus-0000.jsonl``, ``corpus-0001.jsonl``, ... of ``shard_docs``
+    records each (glassrag caps a single input file at 20 MB by default; 10k English
+    documents are ~6.3 MB). The concatenation equals :func:`write_corpus`'s single file.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    records = generate(n_docs, lang, seed)
+    for shard in range((n_docs + shard_docs - 1) // shard_docs):
+        path = directory / f"corpus-{shard:04d}.jsonl"
+        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        with tmp.open("w", encoding="utf-8") as handle:
+            for record in itertools.islice(records, shard_docs):
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        tmp.replace(path)
+        paths.append(path)
+    return paths
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=100_000, help="number of documents")
@@ -272,10 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--queries", type=int, default=0, help="also write N queries")
+    parser.add_argument("--shard-docs", type=int, default=0,
+                        help="write corpus-NNNN.jsonl files of N documents instead of one file")
     args = parser.parse_args(argv)
 
-    corpus = write_corpus(args.out / "corpus.jsonl", args.docs, args.lang, args.seed)
-    print(f"wrote {args.docs} documents to {corpus}", file=sys.stderr)
+    if args.shard_docs:
+        paths = write_shards(args.out, args.docs, args.lang, args.seed, args.shard_docs)
+        print(f"wrote {args.docs} documents to {len(paths)} files in {args.out}",
+              file=sys.stderr)
+    else:
+        corpus = write_corpus(args.out / "corpus.jsonl", args.docs, args.lang, args.seed)
+        print(f"wrote {args.docs} documents to {corpus}", file=sys.stderr)
     if args.queries:
         qpath = args.out / "queries.jsonl"
         with qpath.open("w", encoding="utf-8") as handle:

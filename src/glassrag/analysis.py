@@ -101,12 +101,12 @@ def _english(text: str, word_re: re.Pattern[str] = _WORD_RE) -> list[str]:
     words = word_re.findall(text)
     found = list(map(_stems.get, words))
     if None in found:
-        missing = list(dict.fromkeys(w for w, s in zip(words, found) if s is None))
-        new = dict(zip(missing, _stemmer().stemWords(missing)))
+        missing = list(dict.fromkeys(w for w, s in zip(words, found, strict=True) if s is None))
+        new = dict(zip(missing, _stemmer().stemWords(missing), strict=True))
         if len(_stems) > _STEM_CACHE_MAX:
             _stems = dict.fromkeys(ENGLISH_STOPWORDS, "")
         _stems.update(new)
-        found = [new[w] if s is None else s for w, s in zip(words, found)]
+        found = [new[w] if s is None else s for w, s in zip(words, found, strict=True)]
     return list(filter(None, found))
 
 

@@ -8,7 +8,10 @@ point back at exact lines of the original file.
 * ``structure`` — seed 001: blank lines end a chunk, a Markdown heading starts one, at
   most ``max_chars`` per chunk, an over-long line is an error (never truncated).
 * ``sentences`` — seed 000: ``sentences_per_chunk`` sentences per chunk.
-* ``punctuation`` — seed 002: sentence units packed up to ``size`` with ``overlap``.
+* ``punctuation`` — seed 002: sentence units packed up to ``size``; the next chunk starts
+  ``overlap`` characters before the previous chunk's end, snapped forward out of whitespace
+  and out of a Latin word (Han text: exact), and late enough that its first new unit fits.
+  A unit longer than ``size`` is cut into pieces of ``size - overlap``, at spaces if it can.
 * ``window`` — seed 004: fixed character windows with ``overlap``.
 """
 

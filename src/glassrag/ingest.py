@@ -61,7 +61,8 @@ def _fingerprint(doc: SourceDocument, roles: Sequence[str], chunker: str, option
                  text_hash: str) -> str:
     payload = json.dumps(
         [PIPELINE_VERSION, text_hash, doc.source, doc.title, sorted(roles), chunker,
-         repr(options), doc.line_offset, doc.parser, doc.metadata],
+         repr(options), doc.line_offset, doc.parser, doc.metadata,
+         {k: list(v) for k, v in doc.positions.items()}],
         ensure_ascii=False, sort_keys=True, default=str,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -198,7 +199,7 @@ def _prepare(
         line_offset=doc.line_offset, metadata=dict(doc.metadata),
     )
     return NewDocument(document=document, text=doc.text, fingerprint=fingerprint,
-                       spans=spans, tokens=tokens)
+                       spans=spans, tokens=tokens, positions=dict(doc.positions))
 
 
 def _prune(store: Store, files: Sequence[tuple[Path, Path]], paths: Sequence[str | Path],

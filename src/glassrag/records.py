@@ -55,6 +55,10 @@ class SourceDocument:
     line_offset: int = 0
     chunker: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Position map for paged formats: ``positions["page"][i]`` is the page (1-based) that
+    # line i + 1 of ``text`` came from; likewise ``"slide"`` for presentations. A chunk takes
+    # the position of its first line.
+    positions: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class Document:
     line_offset: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
     updated_at: str = ""
+    positions: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,8 @@ class Chunk:
     content_hash: str
     title: str = ""
     source: str = ""
+    page: int | None = None
+    slide: int | None = None
 
 
 @dataclass(frozen=True)
@@ -133,9 +140,20 @@ class Hit:
             "text": c.text,
             "heading": c.heading,
             "doc_version": c.doc_version,
+            **_position(c.page, c.slide),
             "scores": {k: round(v, 6) for k, v in self.scores.items()},
             "ranks": dict(self.ranks),
         }
+
+
+def _position(page: int | None, slide: int | None) -> dict[str, int]:
+    """``page``/``slide`` keys only where the format has them."""
+    out = {}
+    if page is not None:
+        out["page"] = page
+    if slide is not None:
+        out["slide"] = slide
+    return out
 
 
 @dataclass(frozen=True)
@@ -251,11 +269,14 @@ class Citation:
     quote: str
     doc_version: int = 0
     content_hash: str = ""
+    page: int | None = None
+    slide: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "chunk_id": self.chunk_id, "doc_id": self.doc_id, "source": self.source,
             "title": self.title, "line_start": self.line_start, "line_end": self.line_end,
+            **_position(self.page, self.slide),
             "quote": self.quote, "doc_version": self.doc_version,
             "content_hash": self.content_hash,
         }

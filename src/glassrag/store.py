@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -77,12 +77,28 @@ MIGRATIONS: tuple[str, ...] = (
         recorded_at TEXT NOT NULL
     );
     """,
+    # 2: positions for paged formats, and traces of every ask.
+    """
+    ALTER TABLE chunks ADD COLUMN page INTEGER;
+    ALTER TABLE chunks ADD COLUMN slide INTEGER;
+    ALTER TABLE documents ADD COLUMN positions TEXT NOT NULL DEFAULT '{}';
+    CREATE TABLE traces (
+        trace_id TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL,
+        principal_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        question TEXT NOT NULL,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX traces_created ON traces(created_at);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _CHUNK_COLUMNS = (
     "c.id, c.chunk_id, c.doc_id, c.ordinal, c.text, c.line_start, c.line_end, c.char_start,"
-    " c.char_end, c.heading, d.roles, d.version, d.content_hash, d.title, d.source"
+    " c.char_end, c.heading, d.roles, d.version, d.content_hash, d.title, d.source,"
+    " c.page, c.slide"
 )
 
 
@@ -99,6 +115,7 @@ class NewDocument:
     fingerprint: str
     spans: Sequence[ChunkSpan]
     tokens: Sequence[Sequence[str]]
+    positions: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 class Store:
@@ -164,8 +181,8 @@ class Store:
             # ingest order that the ``terms`` scorer uses to break ties (seed 001).
             "INSERT INTO documents(doc_id, source, title, roles, content_hash,"
             " version, parser, chunker, chunk_count, path, encoding, line_offset, metadata,"
-            " fingerprint, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT(doc_id) DO UPDATE SET source=excluded.source, title=excluded.title,"
+            " fingerprint, updated_at, positions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT(doc_id) DO UPDATE SET positions=excluded.positions, source=excluded.source, title=excluded.title,"
             " roles=excluded.roles, content_hash=excluded.content_hash,"
             " version=excluded.version, parser=excluded.parser, chunker=excluded.chunker,"
             " chunk_count=excluded.chunk_count, path=excluded.path, encoding=excluded.encoding,"
@@ -176,6 +193,7 @@ class Store:
                 doc.content_hash, doc.version, doc.parser, doc.chunker, len(new.spans),
                 doc.path, doc.encoding, doc.line_offset,
                 json.dumps(doc.metadata, ensure_ascii=False), new.fingerprint, at,
+                json.dumps({k: list(v) for k, v in new.positions.items()}),
             ),
         )
         self.db.execute(
@@ -185,11 +203,13 @@ class Store:
         )
         self.db.executemany(
             "INSERT INTO chunks(chunk_id, doc_id, ordinal, text, tokens, line_start, line_end,"
-            " char_start, char_end, heading) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " char_start, char_end, heading, page, slide) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     f"{doc.doc_id}#{n}", doc.doc_id, n, span.text, " ".join(toks),
                     span.line_start, span.line_end, span.char_start, span.char_end, span.heading,
+                    _at(new.positions.get("page"), span.line_start - doc.line_offset),
+                    _at(new.positions.get("slide"), span.line_start - doc.line_offset),
                 )
                 for n, (span, toks) in enumerate(zip(new.spans, new.tokens), start=1)
             ],
@@ -311,6 +331,13 @@ class Store:
         }
 
 
+def _at(values: Sequence[int] | None, line: int) -> int | None:
+    """The position (page, slide) of 1-based ``line`` of a document's text, if known."""
+    if not values or line < 1:
+        return None
+    return values[min(line, len(values)) - 1]
+
+
 def _split_sql(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
@@ -323,6 +350,7 @@ def _document(row: sqlite3.Row) -> Document:
         chunk_count=row["chunk_count"], path=row["path"], encoding=row["encoding"],
         line_offset=row["line_offset"], metadata=json.loads(row["metadata"]),
         updated_at=row["updated_at"],
+        positions={k: tuple(v) for k, v in json.loads(row["positions"]).items()},
     )
 
 
@@ -331,5 +359,5 @@ def _chunk(row: Sequence[Any]) -> Chunk:
         chunk_id=row[1], doc_id=row[2], ordinal=row[3], text=row[4], line_start=row[5],
         line_end=row[6], char_start=row[7], char_end=row[8], heading=row[9],
         roles=tuple(json.loads(row[10])), doc_version=row[11], content_hash=row[12],
-        title=row[13], source=row[14],
+        title=row[13], source=row[14], page=row[15], slide=row[16],
     )
