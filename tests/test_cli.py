@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES
 from typer.testing import CliRunner
 
+from conftest import EXAMPLES
 from glassrag.cli import app
 
 WORKSHOP = str(EXAMPLES / "workshop" / "documents.jsonl")

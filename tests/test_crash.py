@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_jsonl
 
+from conftest import write_jsonl
 from glassrag import KnowledgeBase, Principal
 
 pytestmark = pytest.mark.slow
 
-WORDS = "heron otter lynx badger marten stoat weasel ferret mink sable".split()
+WORDS = ["heron", "otter", "lynx", "badger", "marten", "stoat", "weasel", "ferret", "mink", "sable"]
 
 
 def _corpus(path: Path, n: int, tag: str) -> Path:

@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, write_jsonl
 
+from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.errors import EmptyQuery, InvalidInput, NotFound, SchemaVersionError
 

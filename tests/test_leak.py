@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, write_jsonl
 from typer.testing import CliRunner
 
+from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.cli import app
 

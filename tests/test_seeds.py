@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, SHARED, write_jsonl
 
+from conftest import EXAMPLES, SHARED, write_jsonl
 from glassrag import KnowledgeBase, Principal
 
 SEED_000 = SHARED / "seeds" / "000_f4b4ab14d4b9611a.txt"
@@ -129,3 +129,18 @@ def test_seed_004_sectioned_kb(tmp_path: Path) -> None:
         assert hit.chunk.doc_id == "faq"
         lines = (EXAMPLES / "kb" / "kb.txt").read_text(encoding="utf-8").splitlines()
         assert "电子发票" in "\n".join(lines[hit.chunk.line_start - 1 : hit.chunk.line_end])
+
+
+def test_seed_000_ask_gives_the_seeds_answers(seed_kb: KnowledgeBase) -> None:
+    """Fed the seed's own DOCUMENTS, ask gives exactly its statuses, citations and answer."""
+    seed = seed_code()
+    chunks = seed["chunk_documents"](seed["DOCUMENTS"])
+    questions = [case["question"] for case in seed["EVAL_CASES"]] + [
+        "What is the cafeteria menu today?"]
+    for question in questions:
+        expected = seed["rag_answer"](question, chunks, role="public")
+        ours = seed_kb.ask(question, principal=PUBLIC)
+        assert ours.status == expected["status"], question
+        assert sorted({c.source for c in ours.citations}) == expected["citations"], question
+        if expected["status"] == "answered":
+            assert ours.answer == expected["answer"], question

@@ -18,8 +18,8 @@ from pathlib import Path
 from .analysis import analyze
 from .chunking import ChunkOptions, chunk_text
 from .discovery import discover
-from .faults import crash_point
 from .errors import GlassragError, InvalidInput
+from .faults import crash_point
 from .readers import read_file
 from .records import Document, FailedInput, IngestReport, SourceDocument
 from .roles_rules import RolesRules

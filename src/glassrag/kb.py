@@ -9,10 +9,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import traces
+from .answer import AnswerSettings
 from .errors import KnowledgeBaseNotFound, NotFound
 from .ingest import IngestOptions, Progress, run_ingest
 from .lexical import LexicalIndex
-from .records import Chunk, Document, IngestReport, Principal, SearchResult
+from .pipeline import AskRequest, decide, run_retrieval, validate
+from .pipeline import ask as ask_pipeline
+from .prompt import build_request, evidence_package
+from .records import (
+    ANSWERED,
+    BLOCKED,
+    NO_EVIDENCE,
+    Answer,
+    Chunk,
+    Document,
+    IngestReport,
+    Principal,
+    SearchResult,
+)
 from .roles_rules import load_roles_rules
 from .search import retrieve
 from .settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
@@ -155,7 +170,8 @@ class KnowledgeBase:
             self._sync()
             found = retrieve(
                 self.store, self.lexical, query, principal,
-                top_k or self.settings.search.top_k, mode or self.settings.search.mode, terms,
+                self.settings.search.top_k if top_k is None else top_k,
+                mode or self.settings.search.mode, terms,
             )
         conceal = self.settings.permissions.disclosure == "conceal" and not principal.admin
         return SearchResult(
@@ -164,6 +180,135 @@ class KnowledgeBase:
             query_terms=found.query_terms,
             took_ms=(time.perf_counter() - started) * 1000,
         )
+
+    # -- answers ---------------------------------------------------------------------------
+    def _ask_request(self, question: str, principal: Principal | None, top_k: int | None,
+                     mode: str | None, terms: Sequence[str] | None) -> AskRequest:
+        top_k = self.settings.answer.top_k if top_k is None else top_k
+        return AskRequest(
+            question=validate(question, top_k), principal=principal or Principal(),
+            top_k=top_k, mode=mode or self.settings.search.mode, terms=tuple(terms or ()),
+        )
+
+    def _answer_settings(self) -> AnswerSettings:
+        a = self.settings.answer
+        return AnswerSettings(min_coverage=a.min_coverage, max_sentences=a.max_sentences)
+
+    def ask(
+        self,
+        question: str,
+        *,
+        principal: Principal | None = None,
+        top_k: int | None = None,
+        mode: str | None = None,
+        terms: Sequence[str] | None = None,
+    ) -> Answer:
+        """Answer ``question`` from evidence ``principal`` may read, with verified citations.
+
+        Every call that gets past validation writes a trace; rejected input writes none.
+        """
+        req = self._ask_request(question, principal, top_k, mode, terms)
+        log = self.settings.answer.log_path
+        with self.lock:
+            self._sync()
+            return ask_pipeline(
+                self.store, self.lexical, self.settings, req, self._answer_settings(),
+                log_path=(self.path / log) if log else None,
+            )
+
+    def dry_run(
+        self,
+        question: str,
+        *,
+        principal: Principal | None = None,
+        top_k: int | None = None,
+        mode: str | None = None,
+        terms: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """The evidence package and the exact request an LLM answerer would receive.
+
+        Reads no key and writes no trace. With no permitted evidence there is no request:
+        the status is decided before any model would be called.
+        """
+        req = self._ask_request(question, principal, top_k, mode, terms)
+        with self.lock:
+            self._sync()
+            found = run_retrieval(self.store, self.lexical, req)
+        status, _ = decide(req.question, found, self._answer_settings())
+        conceal = self.settings.permissions.disclosure == "conceal" and not req.principal.admin
+        if status == BLOCKED and conceal:
+            status = NO_EVIDENCE
+        evidence = evidence_package(found.hits)
+        return {
+            "question": req.question,
+            "status": status,
+            "evidence": evidence,
+            "request": build_request(req.question, found.hits) if status == ANSWERED else None,
+        }
+
+    def inspect(
+        self,
+        question: str,
+        *,
+        principal: Principal | None = None,
+        top_k: int | None = None,
+        mode: str | None = None,
+        terms: Sequence[str] | None = None,
+        candidates: int = 20,
+    ) -> dict[str, Any]:
+        """Every permitted candidate ranked, with per-term contributions and why it was or
+        was not selected. Calls no model and writes no trace."""
+        req = self._ask_request(question, principal, top_k, mode, terms)
+        with self.lock:
+            self._sync()
+            pool = retrieve(self.store, self.lexical, req.question, req.principal,
+                            max(candidates, req.top_k), req.mode, list(req.terms) or None)
+            rows = []
+            for rank, hit in enumerate(pool.hits, start=1):
+                rows.append({
+                    **hit.to_dict(), "rank": rank,
+                    "contributions": self._contributions(pool, hit),
+                    "selected": rank <= req.top_k,
+                    "why": (f"rank {rank} <= top_k {req.top_k}" if rank <= req.top_k
+                            else f"rank {rank} > top_k {req.top_k}"),
+                })
+        conceal = self.settings.permissions.disclosure == "conceal" and not req.principal.admin
+        return {
+            "question": req.question, "mode": pool.mode, "top_k": req.top_k,
+            "query_terms": list(pool.query_terms), "candidates": rows,
+            "selected_ids": [r["chunk_id"] for r in rows if r["selected"]],
+            "blocked_count": 0 if conceal else pool.blocked_count,
+        }
+
+    def _contributions(self, pool: Any, hit: Any) -> dict[str, float]:
+        if pool.mode == "bm25":
+            rowid = self.store.db.execute(
+                "SELECT id FROM chunks WHERE chunk_id = ?", (hit.chunk.chunk_id,)
+            ).fetchone()[0]
+            return {t: round(v, 6) for t, v in
+                    self.lexical.explain(list(hit.matched_terms), rowid).items()}
+        if pool.mode == "terms":
+            return {t: 1.0 for t in hit.matched_terms}
+        from .scorers import overlap_tokens
+
+        counts = overlap_tokens(hit.chunk.title + " " + hit.chunk.text)
+        return {t: float(counts.count(t)) for t in hit.matched_terms}
+
+    def trace(self, trace_id: str, principal: Principal | None = None) -> dict[str, Any]:
+        """A trace as ``principal`` may see it (None: the local operator, who sees all)."""
+        with self.lock:
+            return traces.load(self.store, trace_id, principal)
+
+    def traces(self, principal: Principal | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        with self.lock:
+            return traces.listing(self.store, principal, limit)
+
+    def export_trace(self, trace_id: str, directory: str | Path,
+                     principal: Principal | None = None) -> list[Path]:
+        """Write the trace's run records (seed-001 style JSON files) into ``directory``."""
+        with self.lock:
+            trace = traces.load(self.store, trace_id, principal)
+            return traces.export(trace, self.store, Path(directory))
 
     def documents(self, principal: Principal | None = None) -> list[Document]:
         """All documents, or only those ``principal`` may read."""

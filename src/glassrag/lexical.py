@@ -120,7 +120,9 @@ class LexicalIndex:
             self._reload()
             return added
 
-    def _add_rows(self, writer: tantivy.IndexWriter, rows: Iterator[tuple[int, str, str, str]]) -> int:
+    def _add_rows(
+        self, writer: tantivy.IndexWriter, rows: Iterator[tuple[int, str, str, str]]
+    ) -> int:
         added = 0
         for rowid, doc_id, roles, tokens in rows:
             doc = tantivy.Document()
@@ -164,12 +166,14 @@ class LexicalIndex:
         return tantivy.Query.term_set_query(self.schema, "roles", list(roles))
 
     def search(
-        self, terms: Sequence[str], roles: Sequence[str] | None, limit: int
-    ) -> tuple[list[LexicalMatch], int]:
-        """BM25 top-``limit`` among chunks readable by ``roles`` (None = no filter), plus the
-        number of matching chunks the filter excluded."""
+        self, terms: Sequence[str], roles: Sequence[str] | None, limit: int,
+        blocked_limit: int = 0,
+    ) -> tuple[list[LexicalMatch], int, list[LexicalMatch]]:
+        """BM25 top-``limit`` among chunks readable by ``roles`` (None = no filter), the
+        number of matching chunks the filter excluded, and the best ``blocked_limit`` of
+        those (for the status decision and the audit trace only; never shown to users)."""
         if not terms:
-            return [], 0
+            return [], 0, []
         text = self._text_query(terms)
         if roles is None:
             query = text
@@ -181,19 +185,24 @@ class LexicalIndex:
             )
         searcher = self.searcher
         result = searcher.search(query, limit=limit, count=False)
-        addresses = [addr for _, addr in result.hits]
-        rowids = searcher.fast_field_values("rowid", addresses) if addresses else []
-        matches = [
-            LexicalMatch(rowid=int(rowid), score=float(score))
-            for (score, _), rowid in zip(result.hits, rowids)
-        ]
-        blocked = 0
+        matches = self._matches(result.hits)
+        blocked, blocked_matches = 0, []
         if roles is not None:
             outside = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Must, text), (tantivy.Occur.MustNot, self._roles_query(roles))]
             )
-            blocked = int(searcher.search(outside, limit=1, count=True).count or 0)
-        return matches, blocked
+            found = searcher.search(outside, limit=max(blocked_limit, 1), count=True)
+            blocked = int(found.count or 0)
+            blocked_matches = self._matches(found.hits)[:blocked_limit]
+        return matches, blocked, blocked_matches
+
+    def _matches(self, hits: list) -> list[LexicalMatch]:
+        addresses = [addr for _, addr in hits]
+        rowids = self.searcher.fast_field_values("rowid", addresses) if addresses else []
+        return [
+            LexicalMatch(rowid=int(rowid), score=float(score))
+            for (score, _), rowid in zip(hits, rowids, strict=True)
+        ]
 
     def explain(self, terms: Sequence[str], rowid: int) -> dict[str, float]:
         """Per-term BM25 contributions for one chunk (for ``inspect``)."""

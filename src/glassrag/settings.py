@@ -56,11 +56,19 @@ class SearchSettings(_Section):
     mode: Literal["bm25", "overlap", "terms"] = "bm25"
 
 
+class AnswerSection(_Section):
+    top_k: int = Field(default=5, ge=1, le=100)
+    min_coverage: float = Field(default=0.3, ge=0.0, le=1.0)
+    max_sentences: int = Field(default=2, ge=1, le=10)
+    log_path: str = ""
+
+
 class Settings(_Section):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    answer: AnswerSection = Field(default_factory=AnswerSection)
 
     def chunker_for(self, parser: str) -> str:
         """The default chunking strategy for documents produced by ``parser``."""
@@ -131,4 +139,16 @@ disclosure = "disclose"
 top_k = 10
 # bm25 (Tantivy), overlap (the seed-000 keyword overlap), terms (explicit --terms)
 mode = "bm25"
+
+[answer]
+# How many permitted chunks an answer may draw on (ask --top-k).
+top_k = 5
+# The extractive answerer answers only when the sentences it picks cover at least this
+# share of the question's terms (weighted by rarity); below it the status is no_evidence.
+min_coverage = 0.3
+# At most this many sentences, each with its own citation.
+max_sentences = 2
+# Append one JSON line per question (question, roles, status, top_score, citations) to
+# this file; empty means no log. Relative paths are relative to the knowledge base.
+log_path = ""
 """

@@ -182,7 +182,8 @@ class Store:
             "INSERT INTO documents(doc_id, source, title, roles, content_hash,"
             " version, parser, chunker, chunk_count, path, encoding, line_offset, metadata,"
             " fingerprint, updated_at, positions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT(doc_id) DO UPDATE SET positions=excluded.positions, source=excluded.source, title=excluded.title,"
+            " ON CONFLICT(doc_id) DO UPDATE SET positions=excluded.positions,"
+            " source=excluded.source, title=excluded.title,"
             " roles=excluded.roles, content_hash=excluded.content_hash,"
             " version=excluded.version, parser=excluded.parser, chunker=excluded.chunker,"
             " chunk_count=excluded.chunk_count, path=excluded.path, encoding=excluded.encoding,"
@@ -211,7 +212,7 @@ class Store:
                     _at(new.positions.get("page"), span.line_start - doc.line_offset),
                     _at(new.positions.get("slide"), span.line_start - doc.line_offset),
                 )
-                for n, (span, toks) in enumerate(zip(new.spans, new.tokens), start=1)
+                for n, (span, toks) in enumerate(zip(new.spans, new.tokens, strict=True), start=1)
             ],
         )
         self._log(doc.doc_id, "upsert", at)
@@ -293,7 +294,9 @@ class Store:
         for r in rows:
             yield _chunk(r)
 
-    def index_rows(self, doc_ids: Iterable[str] | None = None) -> Iterator[tuple[int, str, str, str]]:
+    def index_rows(
+        self, doc_ids: Iterable[str] | None = None
+    ) -> Iterator[tuple[int, str, str, str]]:
         """(rowid, doc_id, roles JSON, tokens) for feeding a lexical index."""
         sql = (
             "SELECT c.id, c.doc_id, d.roles, c.tokens FROM chunks c"

@@ -1,0 +1,253 @@
+"""The offline extractive answerer: quote the evidence sentences that best cover the question.
+
+No model is involved, so every answer is verifiable by construction: each sentence shown is
+a verbatim slice of a permitted chunk and is cited as such. Sentences are scored by the
+weighted share of the question's terms they contain, where rare terms weigh more (IDF), so
+the sentence that carries the specific facts wins over one that merely repeats the topic.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .analysis import analyze, unique_terms
+from .errors import InvalidInput
+from .records import ANSWERED, NO_EVIDENCE, Chunk, Draft, DraftCitation, Hit
+
+# A further sentence must add at least this share of the question's total term weight;
+# below it the sentence only repeats what the first one already answered.
+MIN_ADDED_COVERAGE = 0.15
+# Candidates listed in the draft's notes (the trace); the rest only cost space.
+NOTED_CANDIDATES = 10
+
+# Sentence ends: Latin terminators when followed by whitespace or the end (so "3.5" and
+# "example.com" stay whole), optionally closed by quotes/brackets; CJK terminators (and the
+# full-width semicolon, as seed 002's splitter does) anywhere; every newline.
+_SENTENCE_END = re.compile(
+    r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|$)|[\u3002\uff01\uff1f\uff1b]+[\u300d\u300f\u201d\u2019\uff09)\]]*|\n"
+)
+# Words whose trailing period is not a sentence end. Kept short: "etc." and "no." end
+# sentences too often to be listed.
+_CLOSERS = "\"'\u201d\u2019)]"
+_ABBREVIATIONS = frozenset({"e.g", "i.e", "cf", "vs", "mr", "mrs", "ms", "dr", "prof", "approx"})
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    """How the extractive answerer chooses sentences."""
+
+    #: Weighted share of the question's terms the best sentence must cover; below it the
+    #: answer is ``no_evidence`` rather than a quote that does not address the question.
+    min_coverage: float = 0.3
+    #: Most sentences in one answer; further ones are added only when they cover question
+    #: terms the earlier ones did not.
+    max_sentences: int = 2
+    #: How many of the best-ranked evidence hits sentences are taken from.
+    max_hits: int = 5
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.min_coverage <= 1.0:
+            raise InvalidInput("min_coverage must be between 0 and 1", field="min_coverage")
+        if self.max_sentences < 1:
+            raise InvalidInput("max_sentences must be at least 1", field="max_sentences")
+        if self.max_hits < 1:
+            raise InvalidInput("max_hits must be at least 1", field="max_hits")
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    hit_index: int
+    sentence_index: int
+    chunk: Chunk
+    start: int
+    end: int
+    terms: frozenset[str]
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text[self.start : self.end]
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Return ``(start, end)`` offsets of the sentences of ``text``, trimmed of whitespace.
+
+    >>> split_sentences("Refunds take 3.5 days. Ask us!\\n退票。改签")
+    [(0, 22), (23, 30), (31, 34), (34, 36)]
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        mark = match.group()
+        period = mark.rstrip(_CLOSERS) == "."
+        if period and _ends_abbreviation(text, start, match.start()):
+            continue
+        _add_span(text, start, match.start() if mark == "\n" else match.end(), spans)
+        start = match.end()
+    _add_span(text, start, len(text), spans)
+    return spans
+
+
+def _ends_abbreviation(text: str, start: int, dot: int) -> bool:
+    words = text[start:dot].split()
+    return bool(words) and words[-1].lstrip("([{\"'").lower() in _ABBREVIATIONS
+
+
+def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if start < end:
+        spans.append((start, end))
+
+
+def coverage(
+    question_terms: list[str], sentence_terms: set[str], weights: dict[str, float]
+) -> float:
+    """Weighted share of ``question_terms`` found in ``sentence_terms`` (0.0 to 1.0).
+
+    A term missing from ``weights`` weighs 1.0; negative weights count as 0.
+    """
+    terms = unique_terms(question_terms)
+    total = sum(max(weights.get(t, 1.0), 0.0) for t in terms)
+    if total <= 0.0:
+        return 0.0
+    return sum(max(weights.get(t, 1.0), 0.0) for t in terms if t in sentence_terms) / total
+
+
+def render(choices: list[tuple[str, str]]) -> str:
+    """Render ``(source, sentence)`` pairs as ``Based on <source>: <sentences>`` lines.
+
+    Sentences are grouped by source in the order each source was first chosen.
+    """
+    grouped: dict[str, list[str]] = {}
+    for source, sentence in choices:
+        grouped.setdefault(source, []).append(sentence)
+    return "\n".join(f"Based on {source}: {' '.join(s)}" for source, s in grouped.items())
+
+
+def extractive_answer(
+    question: str,
+    evidence: Sequence[Hit],
+    settings: AnswerSettings = AnswerSettings(),  # noqa: B008 - frozen, so sharing is safe
+    *,
+    term_weights: dict[str, float] | None = None,
+) -> Draft:
+    """Answer ``question`` with verbatim sentences from the permitted, ranked ``evidence``.
+
+    ``term_weights`` (e.g. IDF from the index) replaces the IDF computed over the evidence
+    sentences. The draft is ``no_evidence`` when no sentence covers ``min_coverage``.
+    """
+    terms = unique_terms(analyze(question))
+    candidates = _candidates(evidence, settings.max_hits)
+    weights = _weights(terms, candidates, term_weights)
+    notes: dict[str, object] = {
+        "question_terms": terms,
+        "term_weights": {t: round(w, 4) for t, w in weights.items()},
+        "weights_from": "evidence" if term_weights is None else "caller",
+        "threshold": settings.min_coverage,
+    }
+    scored = sorted(
+        ((coverage(terms, set(c.terms), weights), c) for c in candidates),
+        # Equal coverage goes to the better-ranked hit, then the earlier sentence; rounding
+        # keeps float noise from overriding that order.
+        key=lambda sc: (-round(sc[0], 9), sc[1].hit_index, sc[1].sentence_index),
+    )
+    best = scored[0][0] if scored else 0.0
+    notes["best_coverage"] = round(best, 4)
+    if not terms or not scored or best < settings.min_coverage:
+        notes["reason"] = _no_evidence_reason(terms, scored, best, settings.min_coverage)
+        return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive", notes=notes)
+
+    chosen = [scored[0][1]]
+    covered = set(chosen[0].terms)
+    while len(chosen) < settings.max_sentences:
+        gain, extra = _best_addition(terms, weights, covered, scored, chosen)
+        if extra is None or gain < MIN_ADDED_COVERAGE:
+            break
+        chosen.append(extra)
+        covered |= extra.terms
+    notes["coverage"] = round(coverage(terms, covered, weights), 4)
+    notes["sentences"] = [
+        {
+            "chunk_id": c.chunk.chunk_id, "sentence": c.sentence_index, "start": c.start,
+            "end": c.end, "coverage": round(score, 4), "chosen": c in chosen,
+            "matched_terms": [t for t in terms if t in c.terms],
+        }
+        for score, c in scored[:NOTED_CANDIDATES]
+    ]
+    return Draft(
+        status=ANSWERED,
+        text=render([(c.chunk.source or c.chunk.doc_id, c.text) for c in chosen]),
+        citations=tuple(DraftCitation(c.chunk.chunk_id, c.text) for c in chosen),
+        answerer="extractive",
+        notes=notes,
+    )
+
+
+def _candidates(evidence: Sequence[Hit], max_hits: int) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    seen: set[str] = set()
+    for hit_index, hit in enumerate(evidence[:max_hits]):
+        chunk = hit.chunk
+        if chunk.chunk_id in seen:  # a fused result list may repeat a chunk
+            continue
+        seen.add(chunk.chunk_id)
+        for sentence_index, (start, end) in enumerate(split_sentences(chunk.text)):
+            tokens = frozenset(analyze(chunk.text[start:end]))
+            if tokens:
+                out.append(_Candidate(hit_index, sentence_index, chunk, start, end, tokens))
+    return out
+
+
+def _weights(
+    terms: list[str], candidates: list[_Candidate], given: dict[str, float] | None
+) -> dict[str, float]:
+    if given is not None:
+        known = {t: max(float(given[t]), 0.0) for t in terms if t in given}
+    else:
+        n = len(candidates)
+        known = {}
+        for term in terms:
+            df = sum(term in c.terms for c in candidates)
+            if df:  # BM25's IDF: always positive, so a term in every sentence still counts
+                known[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    # A term without a weight (absent from the evidence or the caller's table) counts like
+    # the rarest known term: a handful of sentences says little about how rare it really
+    # is, and leftover filler words ("many") must not sink an otherwise complete answer.
+    fallback = max(known.values(), default=0.0) or 1.0
+    return {t: known.get(t, fallback) for t in terms}
+
+
+def _best_addition(
+    terms: list[str],
+    weights: dict[str, float],
+    covered: set[str],
+    scored: list[tuple[float, _Candidate]],
+    chosen: list[_Candidate],
+) -> tuple[float, _Candidate | None]:
+    best_gain, best = 0.0, None
+    base = coverage(terms, covered, weights)
+    for _, candidate in scored:  # already in preference order, so ">" keeps the tie-break
+        if candidate in chosen:
+            continue
+        gain = coverage(terms, covered | candidate.terms, weights) - base
+        if gain > best_gain + 1e-9:
+            best_gain, best = gain, candidate
+    return best_gain, best
+
+
+def _no_evidence_reason(
+    terms: list[str], scored: list[tuple[float, _Candidate]], best: float, threshold: float
+) -> str:
+    if not terms:
+        return "the question has no searchable terms"
+    if not scored:
+        return "there is no permitted evidence to quote"
+    return (
+        f"the best sentence covers {best:.2f} of the question's terms; "
+        f"the threshold is {threshold:.2f}"
+    )

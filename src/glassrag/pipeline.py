@@ -1,0 +1,194 @@
+"""``ask``, top to bottom: validate -> retrieve (roles inside) -> decide -> answer -> verify
+-> disclose -> trace. Each stage is a plain function call with a typed result, timed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .answer import AnswerSettings, extractive_answer
+from .errors import InvalidInput
+from .lexical import LexicalIndex
+from .records import (
+    ANSWERED,
+    BLOCKED,
+    NO_EVIDENCE,
+    UNVERIFIED,
+    Answer,
+    Citation,
+    Draft,
+    Hit,
+    Principal,
+    Verification,
+)
+from .search import Retrieval, check_query, retrieve
+from .settings import Settings
+from .store import Store, now
+from .traces import new_trace_id, save
+from .verify import verify
+
+MAX_QUESTION_CHARS = 2000
+# How many blocked candidates the status decision (and the audit trace) looks at.
+BLOCKED_LIMIT = 5
+
+REFUSALS = {
+    NO_EVIDENCE: "I do not have enough permitted evidence to answer this question.",
+    BLOCKED: "I do not have enough permitted evidence to answer this question.",
+    UNVERIFIED: "An answer was produced but its citations failed verification, "
+                "so it is not shown.",
+}
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    question: str
+    principal: Principal
+    top_k: int
+    mode: str
+    terms: tuple[str, ...] = ()
+
+
+def validate(question: str, top_k: int) -> str:
+    question = check_query(question)
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidInput(
+            f"the question is {len(question)} characters long; the limit is "
+            f"{MAX_QUESTION_CHARS}", field="question",
+        )
+    if not 1 <= top_k <= 100:
+        raise InvalidInput("top_k must be between 1 and 100", field="top_k")
+    return question
+
+
+def run_retrieval(store: Store, lexical: LexicalIndex, req: AskRequest) -> Retrieval:
+    return retrieve(store, lexical, req.question, req.principal, req.top_k, req.mode,
+                    list(req.terms) or None, blocked_limit=BLOCKED_LIMIT)
+
+
+def decide(question: str, found: Retrieval, settings: AnswerSettings) -> tuple[str, Draft | None]:
+    """The true status before any answer is shown: answer only from permitted evidence.
+
+    Blocked evidence counts as "matching" only if it would itself pass the answer threshold,
+    so a stray shared word in a secret document does not turn no_evidence into blocked.
+    """
+    if found.hits:
+        draft = extractive_answer(question, found.hits, settings)
+        if draft.status == ANSWERED:
+            return ANSWERED, draft
+    if found.blocked and extractive_answer(question, found.blocked, settings).status == ANSWERED:
+        return BLOCKED, None
+    return NO_EVIDENCE, None
+
+
+def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest,
+        answer_settings: AnswerSettings, *, log_path: Path | None = None) -> Answer:
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        t = time.perf_counter()
+        timings[name] = round((t - clock) * 1000, 3)
+        clock = t
+
+    found = run_retrieval(store, lexical, req)
+    lap("retrieve")
+    status, draft = decide(req.question, found, answer_settings)
+    lap("answer")
+    verification = Verification(ok=True)
+    citations: tuple[Citation, ...] = ()
+    if draft is not None:
+        blocked_ids = {h.chunk.chunk_id for h in found.blocked}
+        verification = verify(draft, found.hits, blocked_chunk_ids=blocked_ids)
+        status = ANSWERED if verification.ok else UNVERIFIED
+        citations = verification.citations if verification.ok else ()
+    lap("verify")
+    conceal = settings.permissions.disclosure == "conceal" and not req.principal.admin
+    reported = NO_EVIDENCE if (status == BLOCKED and conceal) else status
+    text = draft.text if (draft is not None and status == ANSWERED) else REFUSALS[reported]
+    # The same evidence whatever the true status, so that under `conceal` a blocked answer
+    # and a no_evidence answer cannot be told apart.
+    evidence = tuple(found.hits)
+    trace_id = new_trace_id()
+    trace = build_trace(trace_id, req, settings, answer_settings, found, status, reported,
+                        draft, verification, text, citations, timings)
+    save(store, trace)
+    if log_path is not None:
+        _log(log_path, req, status, found, citations)
+    return Answer(status=reported, answer=text, citations=citations, evidence=evidence,
+                  trace_id=trace_id, question=req.question, mode=found.mode)
+
+
+def _candidate(hit: Hit, permitted: bool, selected: bool) -> dict[str, Any]:
+    c = hit.chunk
+    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "score": round(hit.score, 6),
+            "scores": hit.scores, "ranks": hit.ranks, "matched_terms": list(hit.matched_terms),
+            "line_start": c.line_start, "line_end": c.line_end, "permitted": permitted,
+            "selected": selected}
+
+
+def _evidence_item(hit: Hit) -> dict[str, Any]:
+    c = hit.chunk
+    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "title": c.title,
+            "doc_version": c.doc_version, "content_hash": c.content_hash,
+            "line_start": c.line_start, "line_end": c.line_end, "page": c.page,
+            "score": round(hit.score, 6), "text": c.text}
+
+
+def build_trace(trace_id: str, req: AskRequest, settings: Settings,
+                answer_settings: AnswerSettings, found: Retrieval, status: str, reported: str,
+                draft: Draft | None, verification: Verification, text: str,
+                citations: Sequence[Citation], timings: dict[str, float]) -> dict[str, Any]:
+    from .prompt import build_request
+
+    timings["total"] = round(sum(timings.values()), 3)
+    return {
+        "trace_id": trace_id,
+        "created_at": now(),
+        "principal": {"principal_id": req.principal.principal_id,
+                      "roles": list(req.principal.roles), "admin": req.principal.admin},
+        "question": req.question,
+        "settings": {"mode": found.mode, "top_k": req.top_k, "terms": list(req.terms),
+                     "answerer": "extractive",
+                     "min_coverage": answer_settings.min_coverage,
+                     "max_sentences": answer_settings.max_sentences},
+        "disclosure": settings.permissions.disclosure,
+        "query_terms": list(found.query_terms),
+        "candidates": [_candidate(h, True, True) for h in found.hits]
+        + [_candidate(h, False, False) for h in found.blocked],
+        "permitted_count": len(found.hits),
+        "blocked_count": found.blocked_count,
+        "blocked_chunk_ids": [h.chunk.chunk_id for h in found.blocked],
+        "evidence": [_evidence_item(h) for h in found.hits],
+        "request": build_request(req.question, found.hits) if found.hits else None,
+        "attempts": [] if draft is None else [{
+            "answerer": draft.answerer,
+            "draft": {"status": draft.status, "text": draft.text,
+                      "citations": [{"chunk_id": c.chunk_id, "quote": c.quote}
+                                    for c in draft.citations],
+                      "notes": draft.notes},
+            "verification": verification.to_dict(),
+        }],
+        "verification": verification.to_dict(),
+        "status": status,
+        "reported_status": reported,
+        "answer": text,
+        "citations": [c.to_dict() for c in citations],
+        "timings_ms": timings,
+    }
+
+
+def _log(path: Path, req: AskRequest, status: str, found: Retrieval,
+         citations: Sequence[Citation]) -> None:
+    """The seed-000 exercise's retrieval log: one JSON line per question."""
+    line = {"question": req.question, "roles": list(req.principal.roles), "status": status,
+            "top_score": round(found.hits[0].score, 6) if found.hits else 0.0,
+            "citations": [c.source for c in citations]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, ensure_ascii=False) + "\n")
