@@ -49,7 +49,8 @@ def test_split_keeps_decimals_hosts_and_abbreviations_whole() -> None:
 
 
 def test_split_keeps_closing_quotes_and_brackets_with_the_sentence() -> None:
-    assert spans_text('She said "done." (Really.) Next') == ['She said "done."', "(Really.)", "Next"]
+    text = 'She said "done." (Really.) Next'
+    assert spans_text(text) == ['She said "done."', "(Really.)", "Next"]
 
 
 def test_split_on_cjk_punctuation_and_newlines() -> None:
@@ -222,7 +223,8 @@ def test_caller_term_weights_replace_the_evidence_idf() -> None:
 
 def test_chinese_question_picks_the_rule_that_answers_it() -> None:
     text = ("儿童票改期：起飞前 48 小时以上改期免费；"
-            "起飞前 48 小时内改期收取票价 10% 的手续费。\n行李超重：每超出 1 公斤收取票价 1.5% 的超重费。")
+            "起飞前 48 小时内改期收取票价 10% 的手续费。\n"
+            "行李超重：每超出 1 公斤收取票价 1.5% 的超重费。")
     hit = make_hit("fares#3", text, source="票价规则.md")
     draft = extractive_answer("起飞前48小时内改期收多少手续费？", [hit])
     quote = "起飞前 48 小时内改期收取票价 10% 的手续费。"

@@ -57,7 +57,10 @@ def _forbidden(principal: Principal) -> list[str]:
         if principal.can_read(doc["roles"]):
             continue
         role, n = doc["roles"][0], doc["doc_id"].rsplit("-", 1)[1]
-        strings += [doc["doc_id"], doc["title"], doc["source"], f"textcanary{role}{n}"]
+        # Text needles carry context the queries never contain, so that a query echoing a
+        # canary word back to its own asker is not mistaken for a leak.
+        strings += [doc["doc_id"], doc["title"], doc["source"],
+                    f"textcanary{role}{n} zebracanary", f"Second sentence textcanary{role}{n}"]
     return strings
 
 
@@ -131,3 +134,43 @@ def test_cli_never_leaks(leak_kb: Path, principal: Principal) -> None:
         app, ["--kb", str(leak_kb), "search", "x", "--terms", "zebracanary", *role_args]
     )
     _check(result.output, principal, "cli terms")
+
+
+@pytest.mark.parametrize("principal", PRINCIPALS, ids=lambda p: p.principal_id)
+def test_answers_traces_and_records_never_leak(leak_kb: Path, principal: Principal,
+                                               tmp_path: Path) -> None:
+    with KnowledgeBase.open(leak_kb) as kb:
+        for query in QUERIES:
+            answer = kb.ask(query, principal=principal, top_k=10)
+            _check(json.dumps(answer.to_dict(), ensure_ascii=False), principal, "ask")
+            trace = kb.trace(answer.trace_id, principal=principal)
+            _check(json.dumps(trace, ensure_ascii=False), principal, "trace")
+            for path in kb.export_trace(answer.trace_id, tmp_path / answer.trace_id,
+                                        principal=principal):
+                _check(path.read_text(encoding="utf-8"), principal, f"export {path.name}")
+            _check(json.dumps(kb.dry_run(query, principal=principal), ensure_ascii=False),
+                   principal, "dry-run")
+            _check(json.dumps(kb.inspect(query, principal=principal), ensure_ascii=False),
+                   principal, "inspect")
+        _check(json.dumps(kb.traces(principal=principal)), principal, "traces list")
+
+
+def test_secret_questions_are_blocked_not_answered(leak_kb: Path) -> None:
+    with KnowledgeBase.open(leak_kb) as kb:
+        answer = kb.ask("zebracanary textcanaryhr0", principal=Principal("p"))
+        assert answer.status == "blocked_by_permission"
+        reader = kb.ask("zebracanary textcanaryhr0", principal=Principal("h", roles=["hr"]))
+        assert reader.status == "answered"
+        assert reader.citations[0].doc_id.startswith("secretdoc-hr-")
+
+
+@pytest.mark.parametrize("principal", PRINCIPALS, ids=lambda p: p.principal_id)
+def test_cli_ask_never_leaks(leak_kb: Path, principal: Principal) -> None:
+    runner = CliRunner()
+    role_args = [arg for r in principal.roles if r != "public" for arg in ("--role", r)]
+    for query in QUERIES:
+        for extra in ([], ["--json"], ["--dry-run"]):
+            result = runner.invoke(app, ["--kb", str(leak_kb), "ask", query, *role_args, *extra])
+            _check(result.output, principal, f"cli ask {extra}")
+        result = runner.invoke(app, ["--kb", str(leak_kb), "inspect", query, *role_args])
+        _check(result.output, principal, "cli inspect")
