@@ -139,6 +139,14 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def load_average() -> list[float] | None:
+    """1/5/15-minute load: other work on the machine shows up in every latency here."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def peak_rss_mb() -> float | None:
     try:
         import resource
@@ -420,7 +428,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
 
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    print(f"corpus: {args.docs} {args.lang} docs, seed {args.seed}", flush=True)
+    load_at_start = load_average()
+    print(f"corpus: {args.docs} {args.lang} docs, seed {args.seed}; load average "
+          f"{load_at_start} on {os.cpu_count()} CPUs", flush=True)
+    if load_at_start and load_at_start[0] > 0.5 * (os.cpu_count() or 1):
+        print("WARNING: the machine is busy; latencies will be inflated", flush=True)
     corpus_paths, records, gen_s = load_corpus(args)
     doc_index = {r["doc_id"]: i for i, r in enumerate(records)}
     analyze, unique_terms = make_analyzer()
@@ -442,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "bench_core",
         "started": started,
         "machine": machine_info(),
+        "load_average_at_start": load_at_start,
         "corpus": {"lang": args.lang, "docs": args.docs, "seed": args.seed,
                    "files": len(corpus_paths), "dir": str(corpus_paths[0].parent),
                    "generate_s": gen_s,
@@ -566,6 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         result["targets"] = targets
         g.pop("_top_docs", None)
 
+    result["load_average_at_end"] = load_average()
     result["peak_rss_mb"] = peak_rss_mb()
     result["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     print_table(result)

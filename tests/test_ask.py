@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, write_jsonl
 
+from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag import pipeline as pipeline_module
 from glassrag.errors import EmptyQuery, InvalidInput, NotFound

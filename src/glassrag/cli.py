@@ -433,6 +433,7 @@ def eval_command(
     if (cases is None) == (qa is None):
         err.print("[red]error:[/red] give either a case file or --qa DIR", markup=True)
         raise typer.Exit(EXIT_INVALID)
+    report: Any
     with _errors(as_json):
         if qa is not None:
             with _progress("asking") as tick:

@@ -20,7 +20,8 @@ def _sources(answer: Answer) -> str:
     return ", ".join(dict.fromkeys(c.source for c in answer.citations)) or "none"
 
 
-def _flow(say: Say, kb: KnowledgeBase, corpus: Path, cases: Path, questions: dict[str, str]) -> bool:
+def _flow(say: Say, kb: KnowledgeBase, corpus: Path, cases: Path,
+          questions: dict[str, str]) -> bool:
     from .evaluate import load_cases, run_cases
 
     report = kb.ingest([corpus], exclude=["*.yaml", "*.yml"])

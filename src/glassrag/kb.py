@@ -339,7 +339,7 @@ class KnowledgeBase:
     def status(self) -> dict[str, Any]:
         with self.lock:
             self._sync()
-            counts = self.store.counts()
+            counts: dict[str, Any] = dict(self.store.counts())
             counts["indexed_chunks"] = self.lexical.num_docs()
             counts["applied_seq"] = self.lexical.applied_seq
             counts["last_seq"] = self.store.last_seq()

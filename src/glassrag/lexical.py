@@ -192,7 +192,7 @@ class LexicalIndex:
                 [(tantivy.Occur.Must, text), (tantivy.Occur.MustNot, self._roles_query(roles))]
             )
             found = searcher.search(outside, limit=max(blocked_limit, 1), count=True)
-            blocked = int(found.count or 0)
+            blocked = int(getattr(found, "count", 0) or 0)
             blocked_matches = self._matches(found.hits)[:blocked_limit]
         return matches, blocked, blocked_matches
 
@@ -200,7 +200,7 @@ class LexicalIndex:
         addresses = [addr for _, addr in hits]
         rowids = self.searcher.fast_field_values("rowid", addresses) if addresses else []
         return [
-            LexicalMatch(rowid=int(rowid), score=float(score))
+            LexicalMatch(rowid=int(rowid or 0), score=float(score))
             for (score, _), rowid in zip(hits, rowids, strict=True)
         ]
 
