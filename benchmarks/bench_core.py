@@ -24,6 +24,7 @@ Prints a table and writes ``benchmarks/out/bench-core-<lang>-<docs>-<time>.json`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -66,7 +67,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
-def summarize(latencies_s: Sequence[float]) -> dict[str, float]:
+def summarize(latencies_s: Sequence[float]) -> dict[str, Any]:
     ms = [x * 1000 for x in latencies_s]
     return {
         "n": len(ms),
@@ -112,7 +113,7 @@ def machine_info() -> dict[str, Any]:
                 mem_total = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
     except OSError:
         pass
-    versions = {}
+    versions: dict[str, str | None] = {}
     for pkg in ("glassrag", "tantivy", "numpy", "jieba", "PyStemmer", "rank-bm25", "bm25s",
                 "scipy", "numba"):
         try:
@@ -120,13 +121,11 @@ def machine_info() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[pkg] = None
     commit = None
-    try:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
         commit = subprocess.run(
             ["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"],
             capture_output=True, text=True, timeout=10,
         ).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        pass
     return {
         "nproc": os.cpu_count(),
         "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
@@ -174,7 +173,7 @@ def load_corpus(args: argparse.Namespace) -> tuple[list[Path], list[dict[str, An
         t0 = time.perf_counter()
         paths = synth.write_shards(directory, args.docs, args.lang, args.seed, SHARD_DOCS)
         gen_s = time.perf_counter() - t0
-    records = []
+    records: list[dict[str, Any]] = []
     for path in paths:
         with path.open(encoding="utf-8") as handle:
             records.extend(json.loads(line) for line in handle)
@@ -367,7 +366,7 @@ def overlap_at_k(a: list[list[str]], b: list[list[str]]) -> float:
     """Mean |top-k(a) ∩ top-k(b)| / k over queries: do the systems find the same chunks?"""
     if not a:
         return float("nan")
-    return statistics.fmean(len(set(x) & set(y)) / TOP_K for x, y in zip(a, b))
+    return statistics.fmean(len(set(x) & set(y)) / TOP_K for x, y in zip(a, b, strict=True))
 
 
 # -- report ----------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import random
 import re
 import sys
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +48,19 @@ ZIPF_EXPONENT = 1.0
 ROLE_CHOICES = ((0.5, ("public",)), (0.8, ("employee",)), (1.0, ("finance",)))
 MAX_EN_CHARS = 580
 
-EN_STOPWORDS = (
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+EN_STOPWORDS = _words(
     "the of and to a in is that for it as was with be by on not he this are or his from "
     "at which but have an they you were her she there been one all we their has would when "
     "if will can more no who so what its into than them these some could other then do"
-).split()
+)
 
 # Real content stems, base forms only; inflections are derived below.
-EN_REAL_STEMS = (
+EN_REAL_STEMS = _words(
     "account access action address agree allow answer apply archive arrange assign attach "
     "audit balance bill block board book branch budget build cache call change charge check "
     "claim clean client close code collect commit compare complete connect contract control "
@@ -73,19 +78,19 @@ EN_REAL_STEMS = (
     "sort source split staff start state store stream submit supply support switch sync "
     "target task teach test ticket track trade train transfer travel trust update upload "
     "use user value verify view visit vote wait warn watch work write"
-).split()
+)
 
-_ONSETS = ("b bl br c ch cl cr d dr f fl fr g gl gr h j k l m n p pl pr qu r s sc sh sl "
-           "sm sn sp st str t th tr v w z").split()
-_INNER_ONSETS = "b c d f g k l m n p r s t v z".split()
-_VOWELS = "a a e e i i o o u ai ea ee ou".split()
+_ONSETS = _words("b bl br c ch cl cr d dr f fl fr g gl gr h j k l m n p pl pr qu r s sc sh sl "
+                 "sm sn sp st str t th tr v w z")
+_INNER_ONSETS = _words("b c d f g k l m n p r s t v z")
+_VOWELS = _words("a a e e i i o o u ai ea ee ou")
 _CODAS = ("", "", "", "n", "r", "l", "m", "nd", "nt", "st", "ck", "sk", "mp", "rn", "ld")
 _SUFFIXES = ("s", "ed", "ing", "er", "ers", "ation", "ly", "ment", "ness", "able")
 
 ZH_PARTICLES = tuple("的了在是和也就都而与及着把被从")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _zipf_cum_weights(size: int) -> tuple[float, ...]:
     return tuple(itertools.accumulate(1.0 / (rank**ZIPF_EXPONENT) for rank in range(1, size + 1)))
 
@@ -108,7 +113,7 @@ def _made_up_stem(rng: random.Random) -> str:
     return "".join(parts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def english_vocabulary(n_made_up_stems: int = 600) -> tuple[str, ...]:
     """Surface forms in Zipf rank order: stop words first, then shuffled content words."""
     rng = random.Random(VOCAB_SEED)
@@ -129,10 +134,10 @@ def english_vocabulary(n_made_up_stems: int = 600) -> tuple[str, ...]:
                 seen.add(word)
                 forms.append(word)
     rng.shuffle(forms)
-    return tuple(EN_STOPWORDS) + tuple(forms)
+    return EN_STOPWORDS + tuple(forms)
 
 
-@lru_cache(maxsize=None)
+@cache
 def chinese_vocabulary(n_words: int = 3000) -> tuple[str, ...]:
     """One-character particles, then jieba's most frequent two-character words."""
     import jieba

@@ -28,6 +28,10 @@ def _corpus(path: Path, n: int, tag: str) -> Path:
 
 
 def _ingest(kb_dir: Path, corpus: Path, crash_at: str | None) -> subprocess.CompletedProcess:
+    if not (kb_dir / "glassrag.toml").exists():
+        # Small transactions so that an 1800-document ingest has several commit points.
+        kb_dir.mkdir(parents=True)
+        (kb_dir / "glassrag.toml").write_text("[ingest]\nbatch_size = 500\n")
     env = {**os.environ, "GLASSRAG_CRASH_AT": crash_at or ""}
     return subprocess.run(
         [sys.executable, "-m", "glassrag", "--kb", str(kb_dir), "ingest", str(corpus), "--json"],

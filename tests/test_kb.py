@@ -263,3 +263,26 @@ def test_prune_spares_records_of_a_file_with_a_broken_line(kb: KnowledgeBase,
     records.write_text('{"doc_id": "one", "text": "llama one"}\n')
     assert kb.ingest([records], prune=True).deleted == 1
     assert [d.doc_id for d in kb.documents()] == ["one"]
+
+
+def test_unchanged_files_are_not_even_parsed(kb: KnowledgeBase, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import glassrag.ingest as ingest_module
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "a.md").write_text("aardvark\n")
+    write_jsonl(folder / "r.jsonl", [{"doc_id": "r1", "text": "red"}, {"doc_id": "r2",
+                                                                         "text": "blue"}])
+    kb.ingest([folder])
+    reads: list[str] = []
+    real = ingest_module.read_file
+    monkeypatch.setattr(ingest_module, "read_file",
+                        lambda path, **kw: reads.append(path.name) or real(path, **kw))
+    report = kb.ingest([folder])
+    assert (report.unchanged, reads) == (3, [])
+    kb.delete("r2")  # a removed document brings its file back into play
+    report = kb.ingest([folder])
+    assert (report.added, report.unchanged, reads) == (1, 2, ["r.jsonl"])
+    kb.ingest([folder], roles=["staff"])  # different options: files are parsed again
+    assert reads.count("a.md") == 1 and kb.document("a.md").roles == ("staff",)

@@ -88,7 +88,9 @@ class _Lines:
     """Maps character offsets to 1-based file line numbers."""
 
     def __init__(self, text: str, line_offset: int) -> None:
-        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self.newlines = (
+            [m.start() for m in re.finditer("\n", text)] if "\n" in text else []
+        )
         self.base = 1 + line_offset
 
     def at(self, pos: int) -> int:

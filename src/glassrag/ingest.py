@@ -29,9 +29,6 @@ from .store import NewDocument, Store
 # Part of every fingerprint: bump when analysis or chunking output changes for the same input,
 # so the next ingest re-processes everything.
 PIPELINE_VERSION = "1"
-# Documents per SQLite transaction: big enough to amortise commits, small enough that a
-# killed ingest loses little work.
-BATCH_SIZE = 500
 
 Progress = Callable[[int, int], None]
 
@@ -57,15 +54,17 @@ def _chunk_options(settings: Settings) -> ChunkOptions:
     )
 
 
-def _fingerprint(doc: SourceDocument, roles: Sequence[str], chunker: str, options: ChunkOptions,
+def _fingerprint(doc: SourceDocument, roles: Sequence[str], chunker: str, options: str,
                  text_hash: str) -> str:
-    payload = json.dumps(
-        [PIPELINE_VERSION, text_hash, doc.source, doc.title, sorted(roles), chunker,
-         repr(options), doc.line_offset, doc.parser, doc.metadata,
-         {k: list(v) for k, v in doc.positions.items()}],
-        ensure_ascii=False, sort_keys=True, default=str,
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    """Everything that decides a document's stored chunks and tokens, hashed."""
+    parts = [PIPELINE_VERSION, text_hash, doc.source, doc.title, ",".join(sorted(roles)),
+             chunker, options, str(doc.line_offset), doc.parser]
+    # JSON only when present: most documents have neither, and dumps is the costly part.
+    if doc.metadata:
+        parts.append(json.dumps(doc.metadata, ensure_ascii=False, sort_keys=True, default=str))
+    if doc.positions:
+        parts.append(json.dumps({k: list(v) for k, v in sorted(doc.positions.items())}))
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 def run_ingest(
@@ -95,30 +94,50 @@ def run_ingest(
     seen: dict[str, str] = {}  # doc_id -> path it came from in this run
     read_ok: set[str] = set()  # files read without a file-level failure
     pending: list[NewDocument] = []
+    pending_files: list[tuple[str, str | None, str, list[str]]] = []
 
     def flush() -> None:
-        if not pending:
+        if not pending and not pending_files:
             return
         store.begin()
         try:
-            for new in pending:
-                store.write_document(new)
+            store.write_documents(pending, known)
+            # A file's record is written in the same transaction as (or after) its last
+            # document, so a crash can never leave a file marked done with documents lost.
+            store.write_files(pending_files)
             crash_point("ingest.before_commit")
             store.commit()
         except BaseException:
             store.rollback()
             raise
         pending.clear()
+        pending_files.clear()
         crash_point("ingest.after_commit")
 
+    base_key = _settings_key(settings, options, chunk_options)
     for number, (file, root) in enumerate(files, start=1):
+        relpath = _relpath(file, root)
+        resolved = str(file.resolve())
+        file_key = hashlib.sha256(
+            (base_key + "\x1f" + ",".join(rules.roles_for(relpath) or ())).encode()
+        ).hexdigest()
+        digest = _file_digest(file, settings.ingest.max_file_bytes)
+        skipped = _skip_unchanged(store, resolved, digest, file_key, known, seen)
+        if skipped is not None:
+            report.unchanged += len(skipped)
+            seen.update(dict.fromkeys(skipped, str(file)))
+            read_ok.add(resolved)
+            if progress is not None:
+                progress(number, len(files))
+            continue
         result = read_file(file, root=root, max_bytes=settings.ingest.max_file_bytes)
         report.failed.extend(result.errors)
+        failed_before = len(report.failed)
         if not result.errors:
             # Only a cleanly read file may have its vanished records pruned: a broken line
             # could be the record that is "missing".
-            read_ok.add(str(file.resolve()))
-        relpath = _relpath(file, root)
+            read_ok.add(resolved)
+        produced: list[str] = []
         for doc in result.documents:
             if doc.doc_id in seen:
                 report.failed.append(FailedInput(
@@ -128,6 +147,7 @@ def run_ingest(
                 ))
                 continue
             seen[doc.doc_id] = str(file)
+            produced.append(doc.doc_id)
             try:
                 new = _prepare(doc, relpath, settings, rules, options, chunk_options, known)
             except GlassragError as exc:
@@ -142,8 +162,10 @@ def run_ingest(
                 report.added += 1
             report.chunks += len(new.spans)
             pending.append(new)
-            if len(pending) >= BATCH_SIZE:
+            if len(pending) >= settings.ingest.batch_size:
                 flush()
+        clean = not result.errors and len(report.failed) == failed_before
+        pending_files.append((resolved, digest if clean else None, file_key, produced))
         if progress is not None:
             progress(number, len(files))
     flush()
@@ -151,6 +173,45 @@ def run_ingest(
         report.deleted = _prune(store, files, paths, seen, read_ok)
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _settings_key(settings: Settings, options: IngestOptions, chunk_options: ChunkOptions) -> str:
+    """Everything besides a file's bytes and its roles rule that decides its documents."""
+    return "\x1f".join([
+        PIPELINE_VERSION, repr(chunk_options), settings.chunking.model_dump_json(),
+        ",".join(settings.ingest.default_roles), ",".join(options.roles),
+        options.chunker or "",
+    ])
+
+
+def _file_digest(file: Path, max_bytes: int) -> str | None:
+    """sha256 of the file's bytes, or None when it cannot (or should not) be read here."""
+    try:
+        if not file.is_file() or file.stat().st_size > max_bytes:
+            return None
+        return hashlib.sha256(file.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _skip_unchanged(store: Store, path: str, digest: str | None, file_key: str,
+                    known: dict[str, tuple[str, int, str | None, str]],
+                    seen: dict[str, str]) -> list[str] | None:
+    """The doc_ids of a file whose bytes and settings match its last clean ingest, else None.
+
+    Skipping means no parsing, chunking or analysis at all, which is what makes re-ingesting
+    an unchanged corpus cheap. Any doubt (a document since removed, a doc_id also produced by
+    another file in this run) means the file is processed normally.
+    """
+    if digest is None:
+        return None
+    record = store.file_record(path)
+    if record is None or record[0] != digest or record[1] != file_key:
+        return None
+    doc_ids = record[2]
+    if any(d not in known or known[d][2] != path or d in seen for d in doc_ids):
+        return None
+    return doc_ids
 
 
 def _relpath(file: Path, root: Path) -> str:
@@ -178,7 +239,7 @@ def _prepare(
     )
     chunker = options.chunker or doc.chunker or settings.chunker_for(doc.parser)
     text_hash = content_hash(doc.text)
-    fingerprint = _fingerprint(doc, roles, chunker, chunk_options, text_hash)
+    fingerprint = _fingerprint(doc, roles, chunker, repr(chunk_options), text_hash)
     previous = known.get(doc.doc_id)
     if previous is not None and previous[0] == fingerprint and previous[2] == doc.path:
         return None

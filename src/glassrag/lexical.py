@@ -124,11 +124,15 @@ class LexicalIndex:
         self, writer: tantivy.IndexWriter, rows: Iterator[tuple[int, str, str, str]]
     ) -> int:
         added = 0
+        parsed: dict[str, list[str]] = {}  # few distinct role sets: parse each once
         for rowid, doc_id, roles, tokens in rows:
             doc = tantivy.Document()
             doc.add_unsigned("rowid", rowid)
             doc.add_text("doc_id", doc_id)
-            for role in json.loads(roles):
+            role_list = parsed.get(roles)
+            if role_list is None:
+                role_list = parsed[roles] = json.loads(roles)
+            for role in role_list:
                 doc.add_text("roles", role)
             doc.add_text("tokens", tokens)
             writer.add_document(doc)

@@ -32,6 +32,7 @@ class _Section(BaseModel):
 class IngestSettings(_Section):
     default_roles: list[str] = Field(default_factory=lambda: ["public"], min_length=1)
     max_file_bytes: int = Field(default=20_000_000, gt=0)
+    batch_size: int = Field(default=2000, gt=0)
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
 
@@ -110,6 +111,9 @@ DEFAULT_CONFIG = """\
 default_roles = ["public"]
 # Files larger than this are rejected with an error for that file (bytes).
 max_file_bytes = 20000000
+# Documents per SQLite transaction: big enough to amortise commits, small enough that a
+# killed ingest loses little work (a document is always written whole or not at all).
+batch_size = 2000
 # Glob patterns (relative to each ingested directory); empty include means every file.
 include = []
 exclude = []

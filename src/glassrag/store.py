@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -92,6 +92,15 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX traces_created ON traces(created_at);
     """,
+    # 3: what each file produced last time, so an unchanged file is skipped unparsed.
+    """
+    CREATE TABLE files (
+        path TEXT PRIMARY KEY,
+        sha256 TEXT NOT NULL,
+        settings_key TEXT NOT NULL,
+        doc_ids TEXT NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -166,17 +175,25 @@ class Store:
             self.db.execute("ROLLBACK")
 
     # -- writes (call inside begin/commit) ---------------------------------------------
-    def write_document(self, new: NewDocument) -> None:
-        """Replace a document and all its chunks, and log the change."""
-        doc = new.document
+    def write_documents(self, batch: Sequence[NewDocument], existing: Collection[str]) -> None:
+        """Replace documents and all their chunks, and log the changes.
+
+        One ``executemany`` per table for the whole batch: per-row ``execute`` calls were
+        the largest cost of an ingest. ``existing`` names the doc_ids already stored, the
+        only ones whose old chunks need deleting.
+        """
         at = now()
-        self.db.execute(
+        db = self.db
+        db.executemany(
             "INSERT OR IGNORE INTO document_versions(content_hash, text, created_at)"
             " VALUES (?, ?, ?)",
-            (doc.content_hash, new.text, at),
+            [(n.document.content_hash, n.text, at) for n in batch],
         )
-        self.db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc.doc_id,))
-        self.db.execute(
+        db.executemany(
+            "DELETE FROM chunks WHERE doc_id = ?",
+            [(n.document.doc_id,) for n in batch if n.document.doc_id in existing],
+        )
+        db.executemany(
             # An upsert, not INSERT OR REPLACE: the row keeps its rowid, which is the
             # ingest order that the ``terms`` scorer uses to break ties (seed 001).
             "INSERT INTO documents(doc_id, source, title, roles, content_hash,"
@@ -189,33 +206,40 @@ class Store:
             " chunk_count=excluded.chunk_count, path=excluded.path, encoding=excluded.encoding,"
             " line_offset=excluded.line_offset, metadata=excluded.metadata,"
             " fingerprint=excluded.fingerprint, updated_at=excluded.updated_at",
-            (
-                doc.doc_id, doc.source, doc.title, json.dumps(list(doc.roles)),
-                doc.content_hash, doc.version, doc.parser, doc.chunker, len(new.spans),
-                doc.path, doc.encoding, doc.line_offset,
-                json.dumps(doc.metadata, ensure_ascii=False), new.fingerprint, at,
-                json.dumps({k: list(v) for k, v in new.positions.items()}),
-            ),
+            [_document_row(n, at) for n in batch],
         )
-        self.db.execute(
+        db.executemany(
             "INSERT OR IGNORE INTO document_history(doc_id, version, content_hash, recorded_at)"
             " VALUES (?, ?, ?, ?)",
-            (doc.doc_id, doc.version, doc.content_hash, at),
+            [(n.document.doc_id, n.document.version, n.document.content_hash, at)
+             for n in batch],
         )
-        self.db.executemany(
+        db.executemany(
             "INSERT INTO chunks(chunk_id, doc_id, ordinal, text, tokens, line_start, line_end,"
             " char_start, char_end, heading, page, slide) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                (
-                    f"{doc.doc_id}#{n}", doc.doc_id, n, span.text, " ".join(toks),
-                    span.line_start, span.line_end, span.char_start, span.char_end, span.heading,
-                    _at(new.positions.get("page"), span.line_start - doc.line_offset),
-                    _at(new.positions.get("slide"), span.line_start - doc.line_offset),
-                )
-                for n, (span, toks) in enumerate(zip(new.spans, new.tokens, strict=True), start=1)
-            ],
+            [row for n in batch for row in _chunk_rows(n)],
         )
-        self._log(doc.doc_id, "upsert", at)
+        db.executemany(
+            "INSERT INTO changes(doc_id, op, recorded_at) VALUES (?, 'upsert', ?)",
+            [(n.document.doc_id, at) for n in batch],
+        )
+
+    def file_record(self, path: str) -> tuple[str, str, list[str]] | None:
+        row = self.db.execute(
+            "SELECT sha256, settings_key, doc_ids FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return (row[0], row[1], json.loads(row[2])) if row else None
+
+    def write_files(self, records: Sequence[tuple[str, str | None, str, list[str]]]) -> None:
+        """(path, sha256 or None to forget the file, settings_key, doc_ids)."""
+        self.db.executemany(
+            "DELETE FROM files WHERE path = ?", [(r[0],) for r in records if r[1] is None]
+        )
+        self.db.executemany(
+            "INSERT OR REPLACE INTO files(path, sha256, settings_key, doc_ids) VALUES (?,?,?,?)",
+            [(r[0], r[1], r[2], json.dumps(r[3], ensure_ascii=False))
+             for r in records if r[1] is not None],
+        )
 
     def delete_document(self, doc_id: str) -> bool:
         cur = self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
@@ -332,6 +356,32 @@ class Store:
             "versions": one("SELECT COUNT(*) FROM document_versions").fetchone()[0],
             "changes": one("SELECT COUNT(*) FROM changes").fetchone()[0],
         }
+
+
+def _document_row(new: NewDocument, at: str) -> tuple[Any, ...]:
+    doc = new.document
+    return (
+        doc.doc_id, doc.source, doc.title, json.dumps(list(doc.roles)),
+        doc.content_hash, doc.version, doc.parser, doc.chunker, len(new.spans),
+        doc.path, doc.encoding, doc.line_offset,
+        json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}",
+        new.fingerprint, at,
+        json.dumps({k: list(v) for k, v in new.positions.items()}) if new.positions else "{}",
+    )
+
+
+def _chunk_rows(new: NewDocument) -> list[tuple[Any, ...]]:
+    doc = new.document
+    pages, slides = new.positions.get("page"), new.positions.get("slide")
+    return [
+        (
+            f"{doc.doc_id}#{n}", doc.doc_id, n, span.text, " ".join(toks),
+            span.line_start, span.line_end, span.char_start, span.char_end, span.heading,
+            _at(pages, span.line_start - doc.line_offset),
+            _at(slides, span.line_start - doc.line_offset),
+        )
+        for n, (span, toks) in enumerate(zip(new.spans, new.tokens, strict=True), start=1)
+    ]
 
 
 def _at(values: Sequence[int] | None, line: int) -> int | None:
