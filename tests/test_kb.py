@@ -39,15 +39,22 @@ def test_role_filter_runs_inside_the_search(kb: KnowledgeBase) -> None:
 def test_filter_is_applied_before_top_k(kb: KnowledgeBase, tmp_path: Path) -> None:
     # Twenty secret chunks outrank the one public chunk; a post-filter with top_k=5 would
     # return nothing. Filtering inside the search must still find the public chunk.
+    # 120 secrets also overflow the unfiltered first pass (4 x top_k, at least 40), so the
+    # filtered second pass is exercised too.
     records = [
         {"doc_id": f"secret-{i}", "text": "zebra zebra zebra migration notes", "roles": ["hr"]}
-        for i in range(20)
+        for i in range(120)
     ]
     records.append({"doc_id": "open", "text": "a zebra was seen once", "roles": ["public"]})
+    records.append({"doc_id": "open2", "text": "zebra zebra crossing", "roles": ["public"]})
     kb.ingest([write_jsonl(tmp_path / "z.jsonl", records)])
     result = kb.search("zebra", principal=PUBLIC, top_k=5)
-    assert [h.chunk.doc_id for h in result.hits] == ["open"]
-    assert result.blocked_count == 20
+    assert [h.chunk.doc_id for h in result.hits] == ["open2", "open"]
+    assert result.blocked_count == 120
+    hr = kb.search("zebra", principal=Principal("h", roles=["hr"]), top_k=200)
+    assert len(hr.hits) == 122 and hr.blocked_count == 0
+    scores = [h.score for h in hr.hits]
+    assert scores == sorted(scores, reverse=True)
 
 
 def test_public_principal_always_has_public_role() -> None:
@@ -286,3 +293,31 @@ def test_unchanged_files_are_not_even_parsed(kb: KnowledgeBase, tmp_path: Path,
     assert (report.added, report.unchanged, reads) == (1, 2, ["r.jsonl"])
     kb.ingest([folder], roles=["staff"])  # different options: files are parsed again
     assert reads.count("a.md") == 1 and kb.document("a.md").roles == ("staff",)
+
+
+def test_filtered_search_equals_filtering_the_full_ranking(kb: KnowledgeBase,
+                                                           tmp_path: Path) -> None:
+    """Differential: the two-pass filtered top-k against brute force over the full ranking."""
+    import random
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(40)]
+    role_sets = [["public"], ["hr"], ["finance"], ["hr", "finance"], ["legal"]]
+    kb.ingest([write_jsonl(tmp_path / "r.jsonl", [
+        {"doc_id": f"d{i}", "roles": rng.choice(role_sets),
+         "text": " ".join(rng.choices(words, weights=range(40, 0, -1), k=12))}
+        for i in range(600)
+    ])])
+    admin = Principal("a", admin=True)
+    for roles in ([], ["hr"], ["finance"], ["legal"], ["hr", "legal"]):
+        principal = Principal("p", roles=roles)
+        for _ in range(15):
+            query = " ".join(rng.sample(words, 2))
+            top_k = rng.choice([1, 3, 10, 50])
+            full = kb.search(query, principal=admin, top_k=1000).hits
+            readable = [h for h in full if principal.can_read(h.chunk.roles)]
+            got = kb.search(query, principal=principal, top_k=top_k)
+            assert [round(h.score, 4) for h in got.hits] == [
+                round(h.score, 4) for h in readable[:top_k]]
+            assert all(principal.can_read(h.chunk.roles) for h in got.hits)
+            assert got.blocked_count == len(full) - len(readable)

@@ -16,7 +16,7 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +26,11 @@ from .faults import crash_point
 from .store import Store
 
 STATE_NAME = "state.json"
+Occur = tantivy.Occur
+# Role sets are few (a handful per knowledge base); 10,000 buckets is "all of them".
+_ROLESET_COUNTS = {"by_roleset": {"terms": {"field": "roleset", "size": 10_000}}}
 # Bump when the index layout changes; an index with another format is rebuilt.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=True)
     builder.add_text_field("doc_id", stored=False, tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("roles", stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_unsigned_field("roleset", stored=False, fast=True, indexed=True)
     builder.add_text_field("tokens", stored=False, tokenizer_name="whitespace", index_option="freq")
     return builder.build()
 
@@ -121,19 +124,14 @@ class LexicalIndex:
             return added
 
     def _add_rows(
-        self, writer: tantivy.IndexWriter, rows: Iterator[tuple[int, str, str, str]]
+        self, writer: tantivy.IndexWriter, rows: Iterator[tuple[int, str, int, str]]
     ) -> int:
         added = 0
-        parsed: dict[str, list[str]] = {}  # few distinct role sets: parse each once
-        for rowid, doc_id, roles, tokens in rows:
+        for rowid, doc_id, roleset, tokens in rows:
             doc = tantivy.Document()
             doc.add_unsigned("rowid", rowid)
             doc.add_text("doc_id", doc_id)
-            role_list = parsed.get(roles)
-            if role_list is None:
-                role_list = parsed[roles] = json.loads(roles)
-            for role in role_list:
-                doc.add_text("roles", role)
+            doc.add_unsigned("roleset", roleset)
             doc.add_text("tokens", tokens)
             writer.add_document(doc)
             added += 1
@@ -166,39 +164,54 @@ class LexicalIndex:
             ]
         )
 
-    def _roles_query(self, roles: Sequence[str]) -> tantivy.Query:
-        return tantivy.Query.term_set_query(self.schema, "roles", list(roles))
-
     def search(
-        self, terms: Sequence[str], roles: Sequence[str] | None, limit: int,
+        self, terms: Sequence[str], readable: Collection[int] | None, limit: int,
         blocked_limit: int = 0,
     ) -> tuple[list[LexicalMatch], int, list[LexicalMatch]]:
-        """BM25 top-``limit`` among chunks readable by ``roles`` (None = no filter), the
-        number of matching chunks the filter excluded, and the best ``blocked_limit`` of
-        those (for the status decision and the audit trace only; never shown to users)."""
+        """BM25 top-``limit`` among chunks whose role set is in ``readable`` (None: no
+        filter), the number of matching chunks outside it, and the best ``blocked_limit`` of
+        those (for the status decision and the audit trace only; never shown to users).
+
+        The filter is exact and applied before top-k. Tantivy's block-max pruning only works
+        on the unfiltered query, so first the best ``4 * limit`` chunks are ranked unfiltered
+        and their role sets read from a fast field: if ``limit`` readable ones are among
+        them, they are exactly the readable top-k (anything readable ranked lower scores no
+        higher). Otherwise the query runs again with the role filter as a Tantivy clause.
+        """
         if not terms:
             return [], 0, []
         text = self._text_query(terms)
-        if roles is None:
-            query = text
-        else:
-            # The role filter scores nothing (const 0) so BM25 scores are unchanged.
-            allowed = tantivy.Query.const_score_query(self._roles_query(roles), 0.0)
-            query = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, text), (tantivy.Occur.Must, allowed)]
-            )
         searcher = self.searcher
-        result = searcher.search(query, limit=limit, count=False)
-        matches = self._matches(result.hits)
-        blocked, blocked_matches = 0, []
-        if roles is not None:
-            outside = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, text), (tantivy.Occur.MustNot, self._roles_query(roles))]
-            )
-            found = searcher.search(outside, limit=max(blocked_limit, 1), count=True)
-            blocked = int(getattr(found, "count", 0) or 0)
-            blocked_matches = self._matches(found.hits)[:blocked_limit]
-        return matches, blocked, blocked_matches
+        if readable is None:
+            return self._matches(searcher.search(text, limit=limit, count=False).hits), 0, []
+        fetch = max(4 * limit, 40, blocked_limit)
+        hits = searcher.search(text, limit=fetch, count=False).hits
+        sets = searcher.fast_field_values("roleset", [a for _, a in hits]) if hits else []
+        exhausted = len(hits) < fetch
+        allowed = [h for h, r in zip(hits, sets, strict=True) if r in readable]
+        outside = [h for h, r in zip(hits, sets, strict=True) if r not in readable]
+        if len(allowed) < limit and not exhausted:
+            allowed = self._filtered(text, readable, limit, Occur.Must)
+        if len(outside) < blocked_limit and not exhausted:
+            outside = self._filtered(text, readable, blocked_limit, Occur.MustNot)
+        return (self._matches(allowed[:limit]), self._blocked_count(text, readable),
+                self._matches(outside[:blocked_limit]))
+
+    def _filtered(self, text: tantivy.Query, readable: Collection[int], limit: int,
+                  occur: Occur) -> list:
+        if not readable:
+            return [] if occur == Occur.Must else self.searcher.search(text, limit=limit).hits
+        roles = tantivy.Query.term_set_query(self.schema, "roleset", sorted(readable))
+        # The role clause scores nothing (const 0), so BM25 scores stay comparable.
+        clause = tantivy.Query.const_score_query(roles, 0.0)
+        query = tantivy.Query.boolean_query([(Occur.Must, text), (occur, clause)])
+        return self.searcher.search(query, limit=limit, count=False).hits
+
+    def _blocked_count(self, text: tantivy.Query, readable: Collection[int]) -> int:
+        """Matching chunks per role set in one aggregation pass; sum the unreadable ones."""
+        result = self.searcher.aggregate(text, _ROLESET_COUNTS)
+        return sum(int(b["doc_count"]) for b in result["by_roleset"]["buckets"]
+                   if int(b["key"]) not in readable)
 
     def _matches(self, hits: list) -> list[LexicalMatch]:
         addresses = [addr for _, addr in hits]

@@ -80,8 +80,12 @@ def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
         raise EmptyQuery(
             "the query has no searchable terms (only stop words or punctuation)", field="query"
         )
-    roles = None if principal.admin else list(principal.roles)
-    matches, blocked_count, blocked_matches = lexical.search(terms, roles, top_k, blocked_limit)
+    readable = None if principal.admin else {
+        rid for rid, roles in store.rolesets().items() if principal.can_read(roles)
+    }
+    matches, blocked_count, blocked_matches = lexical.search(
+        terms, readable, top_k, blocked_limit
+    )
     hits = _hits(store, matches, terms)
     # Defence in depth: the filter ran inside Tantivy; re-check against SQLite roles.
     permitted = [h for h in hits if principal.can_read(h.chunk.roles)]

@@ -92,7 +92,9 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX traces_created ON traces(created_at);
     """,
-    # 3: what each file produced last time, so an unchanged file is skipped unparsed.
+    # 3: what each file produced last time, so an unchanged file is skipped unparsed; and a
+    # small id per distinct set of roles, which the lexical index keeps in a fast field so a
+    # search checks readability per candidate without a join.
     """
     CREATE TABLE files (
         path TEXT PRIMARY KEY,
@@ -100,6 +102,7 @@ MIGRATIONS: tuple[str, ...] = (
         settings_key TEXT NOT NULL,
         doc_ids TEXT NOT NULL
     );
+    CREATE TABLE rolesets (id INTEGER PRIMARY KEY, roles TEXT NOT NULL UNIQUE);
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -184,6 +187,10 @@ class Store:
         """
         at = now()
         db = self.db
+        db.executemany(
+            "INSERT OR IGNORE INTO rolesets(roles) VALUES (?)",
+            [(r,) for r in {json.dumps(list(n.document.roles)) for n in batch}],
+        )
         db.executemany(
             "INSERT OR IGNORE INTO document_versions(content_hash, text, created_at)"
             " VALUES (?, ?, ?)",
@@ -320,11 +327,11 @@ class Store:
 
     def index_rows(
         self, doc_ids: Iterable[str] | None = None
-    ) -> Iterator[tuple[int, str, str, str]]:
-        """(rowid, doc_id, roles JSON, tokens) for feeding a lexical index."""
+    ) -> Iterator[tuple[int, str, int, str]]:
+        """(rowid, doc_id, roleset id, tokens) for feeding a lexical index."""
         sql = (
-            "SELECT c.id, c.doc_id, d.roles, c.tokens FROM chunks c"
-            " JOIN documents d USING (doc_id)"
+            "SELECT c.id, c.doc_id, r.id, c.tokens FROM chunks c"
+            " JOIN documents d USING (doc_id) JOIN rolesets r ON r.roles = d.roles"
         )
         if doc_ids is None:
             yield from self.db.execute(sql)
@@ -335,6 +342,10 @@ class Store:
             yield from self.db.execute(
                 f"{sql} WHERE c.doc_id IN ({','.join('?' * len(part))})", part
             )
+
+    def rolesets(self) -> dict[int, tuple[str, ...]]:
+        return {r[0]: tuple(json.loads(r[1]))
+                for r in self.db.execute("SELECT id, roles FROM rolesets")}
 
     def changes_since(self, seq: int) -> list[tuple[int, str, str]]:
         return [
