@@ -42,6 +42,17 @@ class IngestOptions:
     exclude: tuple[str, ...] = ()
 
 
+_OPTION_KEYS: dict[ChunkOptions, str] = {}
+
+
+def _options_key(options: ChunkOptions) -> str:
+    # repr() of a dataclass is slow enough to show up per document; options rarely vary.
+    key = _OPTION_KEYS.get(options)
+    if key is None:
+        key = _OPTION_KEYS[options] = repr(options)
+    return key
+
+
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -239,7 +250,7 @@ def _prepare(
     )
     chunker = options.chunker or doc.chunker or settings.chunker_for(doc.parser)
     text_hash = content_hash(doc.text)
-    fingerprint = _fingerprint(doc, roles, chunker, repr(chunk_options), text_hash)
+    fingerprint = _fingerprint(doc, roles, chunker, _options_key(chunk_options), text_hash)
     previous = known.get(doc.doc_id)
     if previous is not None and previous[0] == fingerprint and previous[2] == doc.path:
         return None
