@@ -155,9 +155,9 @@ def test_undecodable_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "phrase"),
     [
-        ("report.pdf", "PDF parsing is not built in yet"),
-        ("memo.docx", "Word (.docx) parsing is not built in yet"),
-        ("page.html", "HTML parsing is not built in yet"),
+        ("memo.doc", "Word (.doc) parsing is not built in yet"),
+        ("deck.ppt", "PowerPoint (.ppt) parsing is not built in yet"),
+        ("sheet.xlsx", "Excel parsing is not built in yet"),
         ("photo.png", "unsupported file type '.png'"),
         ("Makefile", "unsupported file type (no suffix)"),
     ],
@@ -173,7 +173,8 @@ def test_unsupported_suffix_lists_the_supported_ones(
 
 
 def test_suffix_check_ignores_case(tmp_path: Path) -> None:
-    assert is_supported(Path("NOTES.MD")) and not is_supported(Path("a.pdf"))
+    assert is_supported(Path("NOTES.MD")) and is_supported(Path("a.PDF"))
+    assert not is_supported(Path("a.doc"))
     doc = only_doc(read_file(put(tmp_path / "UPPER.TXT", "loud words\n")))
     assert doc.parser == "text"
 

@@ -110,7 +110,8 @@ def ingest(
     exclude: list[str] = typer.Option([], help="Glob of files to exclude (repeatable)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
 ) -> None:
-    """Ingest files and directories (.md, .txt, .jsonl, [doc:name] sectioned text)."""
+    """Ingest files and directories (.md, .txt, .jsonl, [doc:name] sectioned text; PDF, Word,
+    PowerPoint, HTML, e-mail, CSV: see docs/formats.md)."""
     role_list = [r.strip() for value in roles for r in value.split(",") if r.strip()]
     with _errors(as_json):
         kb = _open(create=True)
@@ -137,8 +138,9 @@ def ingest(
             f"deleted {report.deleted}, chunks {report.chunks}, failed {len(report.failed)} "
             f"({report.took_ms:.0f} ms)"
         )
+        _print_parser_counts(report.parsers)
         for failure in report.failed:
-            err.print(f"[red]failed:[/red] {failure.path}: {failure.error}", markup=False)
+            err.print(f"failed: {failure.path}: {failure.error}", markup=False, style="red")
     if report.failed:
         raise typer.Exit(EXIT_FAILED)
 
@@ -246,13 +248,17 @@ def docs_show(
         chunks = kb.chunks(doc_id)
         kb.close()
     if as_json:
-        _print_json({**_doc_dict(doc), "chunks": [to_json(c) for c in chunks]})
+        _print_json({**_doc_dict(doc), "positions": _position_runs(doc),
+                     "chunks": [to_json(c) for c in chunks]})
         return
     for key, value in _doc_dict(doc).items():
         out.print(f"{key}: {value}", markup=False)
+    _print_positions(_position_runs(doc))
     for c in chunks:
         heading = f" [{c.heading}]" if c.heading else ""
-        out.print(f"\n{c.chunk_id} lines {c.line_start}-{c.line_end}{heading}", markup=False)
+        where = "".join(f" {k} {v}" for k, v in (("page", c.page), ("slide", c.slide)) if v)
+        out.print(f"\n{c.chunk_id} lines {c.line_start}-{c.line_end}{where}{heading}",
+                  markup=False)
         out.print(c.text, markup=False)
 
 
@@ -267,6 +273,27 @@ def docs_rm(doc_ids: list[str]) -> None:
                 out.print(f"removed {doc_id}", markup=False)
         finally:
             kb.close()
+
+
+def _print_parser_counts(parsers: dict[str, dict[str, int]]) -> None:
+    """One line per parser: how many files it read and chunks were written from them."""
+    for name, counts in sorted(parsers.items()):
+        out.print(f"  {name}: {counts['files']} files, {counts['chunks']} chunks", markup=False)
+
+
+def _position_runs(d: Any) -> dict[str, list[dict[str, int]]]:
+    from .parsers import position_runs
+
+    return position_runs(d.positions, d.line_offset)
+
+
+def _print_positions(runs: dict[str, list[dict[str, int]]]) -> None:
+    """The position map as runs: ``page 2: lines 14-30``."""
+    for key, spans in runs.items():
+        out.print(f"positions ({key}):", markup=False)
+        for run in spans:
+            out.print(f"  {key} {run[key]}: lines {run['line_start']}-{run['line_end']}",
+                      markup=False)
 
 
 def _doc_dict(d: Any) -> dict[str, Any]:

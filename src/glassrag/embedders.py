@@ -21,7 +21,7 @@ import hashlib
 import importlib.util
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -49,9 +49,9 @@ class EmbedderMismatch(GlassragError):
     code = "embedder_mismatch"
 
 
-@runtime_checkable
 class Embedder(Protocol):
-    """What every embedder offers. ``dim`` may load the model to find out."""
+    """What every embedder offers. ``dim`` may load the model (or ask the server) to find
+    out, so it is a property and not read until needed."""
 
     @property
     def name(self) -> str: ...
@@ -127,10 +127,12 @@ class BaseEmbedder:
 
 
 class HashEmbedder(BaseEmbedder):
-    """Signed feature hashing of analyzer tokens: lexical similarity in vector form.
+    """Feature hashing of analyzer tokens: lexical similarity in vector form.
 
     Deterministic across processes and machines (blake2b, not Python's salted ``hash``).
     Term frequency is dampened with ``1 + log(tf)`` so a repeated word cannot dominate.
+    Unsigned on purpose: with signed hashing two colliding terms can cancel, and a text
+    then fails to match a term it contains; here a collision can only add similarity.
     """
 
     def __init__(self, dim: int = 256, batch_size: int = 256) -> None:
@@ -156,8 +158,7 @@ class HashEmbedder(BaseEmbedder):
             for token, tf in counts.items():
                 digest = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(),
                                         "little")
-                sign = 1.0 if digest >> 63 else -1.0
-                out[row, digest % self._dim] += sign * (1.0 + np.log(tf))
+                out[row, digest % self._dim] += 1.0 + np.log(tf)
         return out
 
 
@@ -197,7 +198,7 @@ class SentenceTransformerEmbedder(BaseEmbedder):
                 from sentence_transformers import SentenceTransformer
             except ImportError as exc:
                 raise MissingExtra("sentence-transformers", "dense") from exc
-            _quiet_transformers()
+            quiet_transformers()
             try:
                 # local_files_only: a model is never fetched at run time (offline promise).
                 self._model = SentenceTransformer(self._resolve(), device=self.device,
@@ -211,7 +212,11 @@ class SentenceTransformerEmbedder(BaseEmbedder):
 
     @property
     def dim(self) -> int:
-        return int(self._load().get_embedding_dimension())
+        model = self._load()
+        # get_embedding_dimension is the sentence-transformers 6 name; 3-5 have only the old.
+        getter = getattr(model, "get_embedding_dimension", None) \
+            or model.get_sentence_embedding_dimension
+        return int(getter())
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         model = self._load()
@@ -219,7 +224,7 @@ class SentenceTransformerEmbedder(BaseEmbedder):
                                        show_progress_bar=False))
 
 
-def _quiet_transformers() -> None:
+def quiet_transformers() -> None:
     # transformers prints a "Loading weights" bar to stderr, which would break --json output.
     try:
         from transformers.utils import logging as hf_logging

@@ -19,10 +19,8 @@ shapes) or JSONL (one case object a line). The QA benchmark runner lives in
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +30,7 @@ from .errors import InvalidInput
 from .qa_eval import Progress, QAReport, run_qa
 from .records import STATUSES, Principal
 from .search import MODES
+from .verify import normalize_for_match
 
 if TYPE_CHECKING:
     from .kb import KnowledgeBase
@@ -40,8 +39,6 @@ REQUIRED = ("name", "question", "roles", "expected_status")
 OPTIONAL_TEXT = ("expected_source", "expected_doc_id", "expected_chunk_id", "answer_contains")
 KNOWN_KEYS = frozenset(REQUIRED + OPTIONAL_TEXT + ("top_k", "mode"))
 MAX_TOP_K = 100  # the same cap as ``ask``
-
-_WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -78,9 +75,7 @@ class CaseResult:
         return text if self.ok else f"{text} - {'; '.join(self.reasons)}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "status": self.status,
-                "citations": list(self.citations), "reasons": list(self.reasons),
-                "answer": self.answer, "trace_id": self.trace_id}
+        return asdict(self)
 
 
 @dataclass
@@ -98,21 +93,16 @@ class EvalReport:
         return [r.line() for r in self.results] + [f"passed: {self.passed}/{self.total}"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"results": [r.to_dict() for r in self.results], "passed": self.passed,
-                "total": self.total, "ok": self.ok}
-
-
-def normalize_answer(text: str) -> str:
-    """NFKC, whitespace runs as one space, stripped: how ``answer_contains`` is compared."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+        return {**asdict(self), "ok": self.ok}
 
 
 # -- loading -----------------------------------------------------------------------------
 
 
 def load_cases(path: str | Path) -> list[EvalCase]:
-    """Read and check a case file; any problem raises :class:`InvalidInput` naming the file,
-    the case (index, name, line where known) and the field."""
+    """Read and check a case file. Any problem raises :class:`InvalidInput` naming the file,
+    the case (index, name, line where known) and the field; answers are compared after NFKC
+    and whitespace normalisation (:func:`glassrag.verify.normalize_for_match`)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".json", ".jsonl"):
@@ -180,7 +170,7 @@ def _parse_document(path: Path, text: str, suffix: str) -> list[tuple[int | None
         raise InvalidInput(f"{path}: field 'cases': expected a list of cases, got "
                            f"{type(data).__name__}", path=str(path), field="cases")
     lines = lines if len(lines) == len(data) else [None] * len(data)
-    return list(zip(lines, data))
+    return list(zip(lines, data, strict=True))
 
 
 def _yaml_item_lines(text: str) -> list[int | None]:
@@ -266,7 +256,7 @@ def run_case(kb: KnowledgeBase, case: EvalCase) -> CaseResult:
             cited = ", ".join(dict.fromkeys(got)) or "none"
             reasons.append(f"expected {label} {expected} not cited (cited: {cited})")
     if case.answer_contains is not None and (
-        normalize_answer(case.answer_contains) not in normalize_answer(answer.answer)
+        normalize_for_match(case.answer_contains) not in normalize_for_match(answer.answer)
     ):
         reasons.append(f"answer does not contain {case.answer_contains!r}")
     return CaseResult(name=case.name, ok=not reasons, status=answer.status, citations=sources,
@@ -290,7 +280,6 @@ def evaluate_file(kb: KnowledgeBase, path: str | Path, *,
     """:func:`load_cases` then :func:`run_cases`: what ``glassrag eval CASES`` does."""
     return run_cases(kb, load_cases(path), progress=progress)
 
-__all__ = [
-    "CaseResult", "EvalCase", "EvalReport", "QAReport", "evaluate_file", "load_cases",
-    "normalize_answer", "run_case", "run_cases", "run_qa",
-]
+
+__all__ = ["CaseResult", "EvalCase", "EvalReport", "QAReport", "evaluate_file", "load_cases",
+           "run_case", "run_cases", "run_qa"]

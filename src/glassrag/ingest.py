@@ -20,6 +20,7 @@ from .chunking import ChunkOptions, chunk_text
 from .discovery import discover
 from .errors import GlassragError, InvalidInput
 from .faults import crash_point
+from .parsers import ParseOptions
 from .readers import read_file
 from .records import Document, FailedInput, IngestReport, SourceDocument
 from .roles_rules import RolesRules
@@ -126,6 +127,7 @@ def run_ingest(
         crash_point("ingest.after_commit")
 
     base_key = _settings_key(settings, options, chunk_options)
+    parse_options = ParseOptions(csv_template=settings.ingest.csv_template or None)
     for number, (file, root) in enumerate(files, start=1):
         relpath = _relpath(file, root)
         resolved = str(file.resolve())
@@ -141,8 +143,11 @@ def run_ingest(
             if progress is not None:
                 progress(number, len(files))
             continue
-        result = read_file(file, root=root, max_bytes=settings.ingest.max_file_bytes)
+        result = read_file(file, root=root, max_bytes=settings.ingest.max_file_bytes,
+                           parse_options=parse_options)
         report.failed.extend(result.errors)
+        for parser in {doc.parser for doc in result.documents}:
+            report.parsers.setdefault(parser, {"files": 0, "chunks": 0})["files"] += 1
         failed_before = len(report.failed)
         if not result.errors:
             # Only a cleanly read file may have its vanished records pruned: a broken line
@@ -172,6 +177,7 @@ def run_ingest(
             else:
                 report.added += 1
             report.chunks += len(new.spans)
+            report.parsers[doc.parser]["chunks"] += len(new.spans)
             pending.append(new)
             if len(pending) >= settings.ingest.batch_size:
                 flush()
@@ -191,7 +197,7 @@ def _settings_key(settings: Settings, options: IngestOptions, chunk_options: Chu
     return "\x1f".join([
         PIPELINE_VERSION, repr(chunk_options), settings.chunking.model_dump_json(),
         ",".join(settings.ingest.default_roles), ",".join(options.roles),
-        options.chunker or "",
+        options.chunker or "", settings.ingest.csv_template,
     ])
 
 

@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 from charset_normalizer import from_bytes
 
-from .errors import InputFileError
+from .errors import GlassragError, InputFileError
+from .parsers import PARSERS, ParseOptions, parse_bytes, parser_for
 from .records import FailedInput, SourceDocument
 
 __all__ = [
@@ -28,12 +29,14 @@ __all__ = [
     "read_file",
 ]
 
-SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".jsonl")
+TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".jsonl")
+# Text formats first, then what the parsers registry reads (PDF, Word, HTML, ...).
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES + tuple(s for p in PARSERS for s in p.suffixes)
 
 # Types people will try first get a message that says what to do instead.
 _NOT_YET = {
-    ".pdf": "PDF", ".docx": "Word (.docx)", ".doc": "Word (.doc)", ".pptx": "PowerPoint",
-    ".xlsx": "Excel", ".html": "HTML", ".htm": "HTML", ".rtf": "RTF", ".epub": "EPUB",
+    ".doc": "Word (.doc)", ".ppt": "PowerPoint (.ppt)", ".xlsx": "Excel", ".rtf": "RTF",
+    ".epub": "EPUB",
 }
 
 _BOMS = (  # UTF-32 first: its little-endian BOM begins with the UTF-16 one.
@@ -68,7 +71,7 @@ class _Ctx:
     display: str  # the path as the caller gave it, for error messages
     relpath: str  # posix path relative to the ingest root: default doc_id and source
     abspath: str
-    encoding: str = "utf-8"
+    encoding: str | None = "utf-8"
 
     def fail(self, message: str, line: int | None = None) -> FailedInput:
         return FailedInput(self.display if line is None else f"{self.display}:{line}", message)
@@ -162,12 +165,17 @@ def _unsupported_message(suffix: str) -> str:
     return f"unsupported file type {kind}; supported: {supported}"
 
 
-def read_file(path: Path, *, root: Path | None = None, max_bytes: int = 20_000_000) -> ReadResult:
+def read_file(
+    path: Path, *, root: Path | None = None, max_bytes: int = 20_000_000,
+    parse_options: ParseOptions | None = None,
+) -> ReadResult:
     """Read one input file into documents plus per-file or per-line failures.
 
     ``root`` is the directory the file was found under; the path relative to it (posix) is
     the default ``doc_id`` and ``source``. Files over ``max_bytes`` are refused before any
-    byte is read. Never raises for a bad file: every problem is in ``ReadResult.errors``.
+    byte is read. PDF, Word, PowerPoint, HTML, e-mail and CSV/TSV files go to the
+    :mod:`glassrag.parsers` registry (``parse_options`` tunes them). Never raises for a bad
+    file: every problem is in ``ReadResult.errors``.
     """
     absolute = Path(os.path.abspath(path))
     base = Path(os.path.abspath(root)) if root is not None else absolute.parent
@@ -182,13 +190,27 @@ def read_file(path: Path, *, root: Path | None = None, max_bytes: int = 20_000_0
     if suffix not in SUPPORTED_SUFFIXES:
         result.errors.append(ctx.fail(_unsupported_message(suffix)))
         return result
+    parser = parser_for(suffix)
     try:
         raw = _read_bytes(path, max_bytes)
+        if parser is not None:
+            parsed = parse_bytes(parser, raw, path.stem, parse_options or ParseOptions())
+            ctx.encoding = parsed.encoding
+            result.documents.append(ctx.doc(
+                parsed.text, title=parsed.title, parser=parser.name,
+                metadata=parsed.metadata, positions=parsed.positions,
+                line_offset=parsed.line_offset,
+            ))
+            return result
         text, ctx.encoding = decode_bytes(raw)
-    except InputFileError as exc:
+    except GlassragError as exc:  # InputFileError, MissingExtra, a bad csv_template
         result.errors.append(ctx.fail(exc.message))
         return result
     text = normalize_text(text)
+    if (nul := text.find("\x00")) >= 0:
+        line = text.count("\n", 0, nul) + 1
+        result.errors.append(ctx.fail(f"NUL character at line {line}: not a text file"))
+        return result
     if not text.strip():
         result.errors.append(ctx.fail("empty file (only whitespace)"))
         return result
@@ -218,8 +240,12 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
                 "configurable ([ingest] max_file_bytes in glassrag.toml)"
             )
         with open(path, "rb") as fh:
-            # Read one byte past the cap: the file may have grown since stat().
-            raw = fh.read(max_bytes + 1)
+            # Read one byte past the cap: the file may have grown since stat(). Ask for no
+            # more than the file's size needs first: read(n) allocates n bytes up front.
+            first = min(max_bytes, st.st_size + 65536) + 1
+            raw = fh.read(first)
+            if len(raw) == first <= max_bytes:  # it grew a lot since stat(): read on
+                raw += fh.read(max_bytes + 1 - len(raw))
     except PermissionError as exc:
         raise InputFileError("permission denied") from exc
     except FileNotFoundError as exc:

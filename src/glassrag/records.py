@@ -197,6 +197,8 @@ class IngestReport:
     chunks: int = 0
     failed: list[FailedInput] = field(default_factory=list)
     took_ms: float = 0.0
+    # Per parser name ("markdown", "pdf", ...): files it read and chunks written from them.
+    parsers: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -210,6 +212,7 @@ class IngestReport:
             "deleted": self.deleted,
             "chunks": self.chunks,
             "failed": [{"path": f.path, "error": f.error} for f in self.failed],
+            "parsers": {name: dict(counts) for name, counts in sorted(self.parsers.items())},
             "took_ms": round(self.took_ms, 1),
         }
 

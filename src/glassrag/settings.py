@@ -35,6 +35,7 @@ class IngestSettings(_Section):
     batch_size: int = Field(default=2000, gt=0)
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
+    csv_template: str = ""
 
 
 class ChunkingSettings(_Section):
@@ -117,6 +118,9 @@ batch_size = 2000
 # Glob patterns (relative to each ingested directory); empty include means every file.
 include = []
 exclude = []
+# How a CSV/TSV row becomes a line of text: {column} is that column's value ({{ and }} are
+# braces), e.g. "{name} ({year}): {summary}". Empty means "col1: v1; col2: v2".
+csv_template = ""
 
 [chunking]
 # Default strategy per input kind: structure | sentences | punctuation | window

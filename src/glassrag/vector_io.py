@@ -6,7 +6,7 @@ Layout (``G`` is a generation number)::
     main-G.<part>.npy   vectors (memory-mapped on load), rowids, docs, sets
     hnsw-G.faiss        the graph over main, when there is one
     aux-G.npz           live mask and the delta segment (small, rewritten on every save)
-    aux-G.json          document and role-set tables
+    aux-G.json          the document table (doc_id per document number)
 
 New files are written first and ``state.json`` is replaced atomically last, so a crash at
 any point leaves either the old or the new index readable; files no state refers to are
@@ -63,9 +63,8 @@ def save_index(index: VectorIndex, directory: Path) -> None:
     with open(directory / f"{aux_name}.npz", "wb") as handle:
         np.savez(handle, live=index.main.live if index.main.live is not None else np.zeros(0, bool),
                  **{f"delta_{p}": getattr(delta, p) for p in _PARTS})
-    (directory / f"{aux_name}.json").write_text(
-        json.dumps({"docs": index.docs, "rolesets": [list(r) for r in index.rolesets]},
-                   ensure_ascii=False))
+    (directory / f"{aux_name}.json").write_text(json.dumps({"docs": index.docs},
+                                                           ensure_ascii=False))
     new_state = {
         "format": VECTOR_FORMAT, "applied_seq": index.applied_seq, "model": index.model,
         "dim": index.dim, "gen": gen, "main": main_name, "hnsw": hnsw_name, "aux": aux_name,
@@ -121,8 +120,6 @@ def load_index(directory: Path, params: HnswParams | None = None) -> VectorIndex
         return None
     index.docs = list(tables["docs"])
     index.doc_num = {d: n for n, d in enumerate(index.docs)}
-    index.rolesets = [tuple(r) for r in tables["rolesets"]]
-    index.roleset_num = {r: n for n, r in enumerate(index.rolesets)}
     index.applied_seq = int(state.get("applied_seq", 0))
     index._saved = (index.main.vectors, index.hnsw, main)
     return index

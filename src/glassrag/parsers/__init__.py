@@ -1,0 +1,93 @@
+"""Parsers for non-text formats, chosen by suffix and confirmed by sniffing the content.
+
+A suffix only nominates a parser; the parser's ``sniff`` must then accept the bytes (``%PDF``
+header, an OOXML zip whose ``[Content_Types].xml`` names the right main part, markup, RFC 822
+headers, text), so a mislabelled file is reported as what it is instead of being misread.
+Third-party libraries are imported when a file needs them: without the ``[parsers]`` extra,
+only those files fail, each with the install command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from ..errors import GlassragError, InputFileError
+from . import mail, pdf, slides, table, webpage, word
+from .base import Limits, Parsed, ParseOptions
+
+__all__ = [
+    "PARSERS", "Limits", "ParseOptions", "Parsed", "Parser", "parse_bytes", "parser_for",
+    "position_runs",
+]
+
+
+@dataclass(frozen=True)
+class Parser:
+    """One format: the ``SourceDocument.parser`` name, a label, suffixes, sniff and parse."""
+
+    name: str
+    label: str
+    suffixes: tuple[str, ...]
+    sniff: Callable[[bytes, Limits], None]
+    parse: Callable[[bytes, str, ParseOptions], Parsed]
+
+
+PARSERS: tuple[Parser, ...] = (
+    Parser("pdf", pdf.LABEL, (".pdf",), pdf.sniff, pdf.parse),
+    Parser("docx", word.LABEL, (".docx",), word.sniff, word.parse),
+    Parser("pptx", slides.LABEL, (".pptx",), slides.sniff, slides.parse),
+    Parser("html", webpage.LABEL, (".html", ".htm", ".xhtml"), webpage.sniff, webpage.parse),
+    Parser("eml", mail.LABEL, (".eml",), mail.sniff, mail.parse),
+    Parser("csv", table.LABEL, (".csv",), table.sniff, table.parse),
+    Parser("tsv", table.LABEL, (".tsv", ".tab"), table.sniff, partial(table.parse, tab=True)),
+)
+_BY_SUFFIX = {suffix: p for p in PARSERS for suffix in p.suffixes}
+
+
+def parser_for(suffix: str) -> Parser | None:
+    """The parser registered for a (case-insensitive) suffix such as ``".pdf"``."""
+    return _BY_SUFFIX.get(suffix.lower())
+
+
+def parse_bytes(parser: Parser, raw: bytes, stem: str, options: ParseOptions) -> Parsed:
+    """Sniff, then parse; every failure comes out as a :class:`GlassragError`.
+
+    Libraries raise all sorts of things for broken files (``KeyError`` from a zip without a
+    part, ``ValueError`` from pypdf, ``RecursionError`` from a cyclic object graph): each
+    becomes an :class:`InputFileError` naming the format, so one bad file never stops a batch.
+    """
+    try:
+        parser.sniff(raw, options.limits)
+        return parser.parse(raw, stem, options)
+    except GlassragError:
+        raise
+    except RecursionError:
+        raise InputFileError(f"cannot parse {parser.label}: structure nested too deeply") from None
+    except MemoryError:
+        raise InputFileError(f"cannot parse {parser.label}: out of memory") from None
+    except Exception as exc:  # noqa: BLE001 - any library failure is a bad-file error
+        detail = str(exc).strip() or type(exc).__name__
+        if len(detail) > 200:
+            detail = detail[:197] + "..."
+        raise InputFileError(f"cannot parse {parser.label}: {detail}") from exc
+
+
+def position_runs(
+    positions: dict[str, tuple[int, ...]], line_offset: int = 0
+) -> dict[str, list[dict[str, int]]]:
+    """Compress a position map into runs: ``{"page": [{"page": 1, "line_start": 1, ...}]}``.
+
+    Line numbers are the file line numbers chunks use (``line_offset`` added).
+    """
+    runs: dict[str, list[dict[str, int]]] = {}
+    for key, values in positions.items():
+        out: list[dict[str, int]] = []
+        for index, value in enumerate(values, start=1 + line_offset):
+            if out and out[-1][key] == value and out[-1]["line_end"] == index - 1:
+                out[-1]["line_end"] = index
+            else:
+                out.append({key: value, "line_start": index, "line_end": index})
+        runs[key] = out
+    return runs

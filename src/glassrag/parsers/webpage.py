@@ -1,0 +1,182 @@
+"""HTML via selectolax (lexbor): the main content as text, headings as ``#`` lines.
+
+Scripts, styles, navigation, footers and forms are dropped; ``<main>`` (else ``<article>``,
+else ``<body>``) is the content. Lexbor's tree building costs time quadratic in nesting depth
+and in the number of ``<option>`` s of one ``<select>``, so a linear pre-scan refuses input
+nested deeper than browsers render (512) and cuts ``<select>`` blocks out before parsing. The
+tree is walked with an explicit stack: no recursion, whatever the depth.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import InputFileError, MissingExtra
+from .base import Limits, Parsed, ParseOptions, TextBuilder
+
+LABEL = "HTML"
+_DROP = frozenset({
+    "script", "style", "noscript", "template", "nav", "footer", "aside", "form", "select",
+    "button", "iframe", "svg", "math", "canvas", "object", "embed", "head",
+})
+_BLOCK = frozenset({
+    "address", "article", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
+    "dl", "dt", "fieldset", "figcaption", "figure", "header", "hr", "li", "main", "ol", "p",
+    "section", "summary", "table", "tbody", "tfoot", "thead", "tr", "ul", "br",
+})
+_PARAGRAPH = frozenset({"p", "blockquote", "table", "ul", "ol", "dl", "pre", "figure"})
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+# Elements that do not nest (void) or whose end tag may be left out: not counted as depth.
+_FLAT = frozenset({
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+    "track", "wbr", "param", "keygen", "basefont", "bgsound", "frame", "p", "li", "dt", "dd",
+    "option", "optgroup", "tr", "td", "th", "thead", "tbody", "tfoot", "colgroup", "rb", "rt",
+    "rtc", "rp", "html", "head", "body", "caption",
+})
+_TAG = re.compile(
+    r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*>|\Z)|<(/?)([a-zA-Z][\w:-]*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_SELECT = re.compile(r"<select\b.*?(?:</select\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_SNIFF = re.compile(r"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|\?xml|[a-z])",
+                    re.IGNORECASE | re.DOTALL)
+
+
+def sniff(raw: bytes, limits: Limits) -> None:
+    head = raw[:4096].decode("utf-8", "ignore").lstrip("\ufeff")
+    if not _SNIFF.match(head):
+        raise InputFileError("not HTML: the file does not begin with <!doctype html> or a tag")
+
+
+def nesting_depth(html: str, cap: int) -> int:
+    """The deepest element nesting in ``html``, stopping early once past ``cap``."""
+    depth = deepest = 0
+    for match in _TAG.finditer(html):
+        name = match.group(3)
+        if name is None or name.lower() in _FLAT:
+            continue
+        if match.group(2):
+            depth = max(0, depth - 1)
+        else:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > cap:
+                    break
+    return deepest
+
+
+class _Walker:
+    """Turns a lexbor tree into lines: one per block, ``#`` lines for headings."""
+
+    def __init__(self, out: TextBuilder) -> None:
+        self.out = out
+        self.parts: list[str] = []
+        self.pre = 0
+        self.cells = 0
+        self.first_heading: str | None = None
+
+    def flush(self) -> None:
+        text = "".join(self.parts)
+        self.parts.clear()
+        if not text.strip():
+            return
+        if self.pre:
+            self.out.add(text, keep_spaces=True)
+        else:  # source line breaks in running text are just spaces
+            self.out.add(" ".join(text.split()))
+
+    def enter(self, tag: str) -> None:
+        if tag in ("td", "th"):
+            if self.cells:
+                self.parts.append(" | ")
+            self.cells += 1
+        elif tag in _BLOCK or tag in _HEADINGS or tag == "pre":
+            self.flush()
+            self.cells = 0
+            if tag in _PARAGRAPH or tag in _HEADINGS:
+                self.out.blank()
+            self.pre += tag == "pre"
+
+    def leave(self, tag: str) -> None:
+        level = _HEADINGS.get(tag)
+        if level:
+            text = " ".join("".join(self.parts).split())
+            self.parts.clear()
+            if text:
+                self.first_heading = self.first_heading or text
+                self.out.add(f"{'#' * level} {text}")
+                self.out.blank()
+        elif tag in _BLOCK or tag == "pre":
+            self.flush()
+            self.pre -= tag == "pre"
+            if tag in _PARAGRAPH:
+                self.out.blank()
+
+    def walk(self, root: Any) -> None:
+        stack: list[tuple[Any, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            tag = node.tag or ""
+            if done:
+                self.leave(tag)
+                continue
+            if node.is_text_node:
+                self.parts.append(node.text_content or "")
+                continue
+            if not node.is_element_node or tag in _DROP:
+                continue
+            self.enter(tag)
+            stack.append((node, True))
+            child = node.last_child
+            while child is not None:  # pushed last-first, so popped in document order
+                stack.append((child, False))
+                child = child.prev
+        self.flush()
+
+
+def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
+    try:
+        from selectolax.lexbor import LexborHTMLParser
+    except ImportError:
+        raise MissingExtra("selectolax", "parsers") from None
+    from ..readers import decode_bytes  # readers imports this package: import late
+
+    html, encoding = decode_bytes(raw)
+    parsed = html_to_text(html, stem, options, LexborHTMLParser)
+    return Parsed(text=parsed.text, title=parsed.title, metadata=parsed.metadata,
+                  positions=parsed.positions, encoding=encoding)
+
+
+def html_to_text(html: str, stem: str, options: ParseOptions, parser: Any = None) -> Parsed:
+    """Main text of an HTML string (also used for HTML-only e-mail bodies)."""
+    if parser is None:
+        try:
+            from selectolax.lexbor import LexborHTMLParser as parser
+        except ImportError:
+            raise MissingExtra("selectolax", "parsers") from None
+    cap = options.limits.max_html_depth
+    if nesting_depth(html, cap) > cap:
+        raise InputFileError(f"HTML is nested deeper than {cap} elements; browsers stop there")
+    tree = parser(_SELECT.sub(" ", html))
+    root = tree.css_first("main") or tree.css_first("article") or tree.body or tree.root
+    out = TextBuilder(options.limits)
+    walker = _Walker(out)
+    if root is not None:
+        walker.walk(root)
+    text, positions = out.build()
+    if not text.strip():
+        raise InputFileError("no text in the HTML (after dropping scripts, styles, navigation)")
+    title_node = tree.css_first("title")
+    title = " ".join(title_node.text().split()) if title_node is not None else ""
+    metadata: dict[str, Any] = {}
+    html_node = tree.css_first("html")
+    if html_node is not None and html_node.attributes.get("lang"):
+        metadata["lang"] = html_node.attributes["lang"]
+    for meta in tree.css("meta[name]"):
+        name = (meta.attributes.get("name") or "").lower()
+        if name in ("description", "author") and meta.attributes.get("content"):
+            metadata[name] = meta.attributes["content"]
+    return Parsed(text=text, title=title or walker.first_heading or stem,
+                  metadata=metadata, positions=positions)

@@ -1,0 +1,80 @@
+"""Word (.docx) via python-docx: headings become ``#`` lines, tables rows of ``a | b``.
+
+Word files carry no page numbers (pagination happens when a program lays the text out), so
+positions are lines of the extracted text only.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from ..errors import MissingExtra
+from .base import Limits, Parsed, ParseOptions, TextBuilder
+from .office import WORD_MAIN, sniff_ooxml
+
+LABEL = "Word document (.docx)"
+_HEADING_STYLE = re.compile(r"heading (\d)$", re.IGNORECASE)
+
+
+def sniff(raw: bytes, limits: Limits) -> None:
+    sniff_ooxml(raw, WORD_MAIN, LABEL, limits)
+
+
+def _heading_level(paragraph: Any) -> int:
+    name = (paragraph.style.name or "") if paragraph.style is not None else ""
+    if name.lower() == "title":
+        return 1
+    match = _HEADING_STYLE.match(name.strip())
+    return min(int(match.group(1)), 6) if match else 0
+
+
+def _table(table: Any, out: TextBuilder) -> None:
+    out.blank()
+    for row in table.rows:
+        cells: list[str] = []
+        previous = None
+        for cell in row.cells:
+            if cell._tc is previous:  # a merged cell repeats across the columns it spans
+                continue
+            previous = cell._tc
+            cells.append(" ".join(cell.text.split()))
+        if any(cells):
+            out.add(" | ".join(cells))
+    out.blank()
+
+
+def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
+    try:
+        import docx
+        from docx.table import Table
+    except ImportError:
+        raise MissingExtra("python-docx", "parsers") from None
+    document = docx.Document(io.BytesIO(raw))
+    out = TextBuilder(options.limits)
+    first_heading = None
+    for block in document.iter_inner_content():
+        if isinstance(block, Table):
+            _table(block, out)
+            continue
+        text = " ".join(block.text.split())
+        if not text:
+            continue
+        level = _heading_level(block)
+        if level:
+            first_heading = first_heading or text
+            out.blank()
+            out.add(f"{'#' * level} {text}")
+        else:
+            out.add(text)
+        out.blank()
+    text, positions = out.build()
+    props = document.core_properties
+    metadata: dict[str, Any] = {}
+    for key in ("author", "created", "modified", "subject"):
+        value = getattr(props, key, None)
+        if value:
+            metadata[key] = value.isoformat() if hasattr(value, "isoformat") else str(value)
+    title = (props.title or "").strip() or first_heading or stem
+    return Parsed(text=text, title=title, metadata=metadata, positions=positions)

@@ -1,0 +1,162 @@
+"""A scripted OpenAI-compatible server on 127.0.0.1 for the LLM answerer's tests.
+
+A real HTTP server (``http.server`` in a thread, port 0) with ``POST /v1/chat/completions``,
+``POST /v1/responses`` and ``GET /v1/models``. Each POST takes the next :class:`Reply` from
+the script queue and records the request body it received, so a test can compare what the
+SDK actually sent. A reply given as ``content`` is wrapped in the right shape for whichever
+endpoint was called, so one script serves both APIs.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+USAGE = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+
+
+@dataclass
+class Reply:
+    content: str | None = None  # the model's text, wrapped for the endpoint called
+    status: int = 200
+    raw: Any = None  # the exact response body instead (dict -> JSON, str -> as is)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds to wait before answering
+    finish_reason: str = "stop"
+    refusal: str | None = None
+
+
+def answer_json(status: str = "answered", answer: str = "",
+                citations: list[tuple[str, str]] | None = None) -> str:
+    return json.dumps({"status": status, "answer": answer,
+                       "citations": [{"chunk_id": c, "quote": q} for c, q in citations or []]})
+
+
+def chat_body(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content,
+                               "refusal": reply.refusal}
+    return {"id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+            "usage": USAGE}
+
+
+def responses_body(reply: Reply, model: str) -> dict[str, Any]:
+    part: dict[str, Any] = ({"type": "refusal", "refusal": reply.refusal} if reply.refusal
+                            else {"type": "output_text", "text": reply.content or "",
+                                  "annotations": []})
+    incomplete = reply.finish_reason == "length"
+    return {"id": "resp_stub", "object": "response", "created_at": 0, "model": model,
+            "status": "incomplete" if incomplete else "completed",
+            "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+            "output": [{"type": "message", "id": "msg_stub", "role": "assistant",
+                        "status": "completed", "content": [part]}],
+            "usage": {"input_tokens": 120, "output_tokens": 30, "total_tokens": 150}}
+
+
+class StubLLM:
+    def __init__(self, models: tuple[str, ...] = ("stub-model",)) -> None:
+        self.script: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.models = list(models)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def push(self, *replies: Reply) -> StubLLM:
+        with self._lock:
+            self.script.extend(replies)
+        return self
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests]
+
+    def start(self) -> StubLLM:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> StubLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next(self, path: str, body: Any, headers: dict[str, str]) -> Reply | None:
+        with self._lock:
+            self.requests.append({"path": path, "body": body, "headers": headers})
+            return self.script.popleft() if self.script else None
+
+
+def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # keep test output quiet
+            pass
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") != "/v1/models":
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            self._send(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "stub"}
+                for m in stub.models]})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body: Any = json.loads(raw)
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            if self.path not in ("/v1/chat/completions", "/v1/responses"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = stub._next(self.path, body, headers)
+            if reply is None:
+                self._send(500, {"error": {"message": "stub: no scripted reply left"}})
+                return
+            if reply.delay:
+                time.sleep(reply.delay)
+            model = body.get("model", "stub-model") if isinstance(body, dict) else "stub-model"
+            if reply.raw is not None:
+                payload = reply.raw
+            elif reply.status >= 400:
+                payload = {"error": {"message": reply.content or f"stub error {reply.status}",
+                                     "type": "stub_error"}}
+            elif self.path == "/v1/responses":
+                payload = responses_body(reply, model)
+            else:
+                payload = chat_body(reply, model)
+            self._send(reply.status, payload, reply.headers)
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+            try:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test); nothing to tell it
+
+    return Handler
