@@ -28,6 +28,8 @@ docs_app = typer.Typer(help="List, show and remove documents.", no_args_is_help=
 app.add_typer(docs_app, name="docs")
 traces_app = typer.Typer(help="List the traces of past questions.", no_args_is_help=True)
 app.add_typer(traces_app, name="traces")
+llm_app = typer.Typer(help="Check the model endpoint used by ask --llm.", no_args_is_help=True)
+app.add_typer(llm_app, name="llm")
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
@@ -316,6 +318,10 @@ def ask(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print the evidence and the exact model request; no trace"
     ),
+    llm: str | None = typer.Option(
+        None, "--llm", help="Answer with a model profile: openai, openai-responses, deepseek, "
+        "ollama, vllm, llamacpp [default: the [llm] settings, else extractive]",
+    ),
 ) -> None:
     """Answer from permitted evidence with verified citations, or say why not."""
     with _errors(as_json):
@@ -323,10 +329,10 @@ def ask(
         try:
             if dry_run:
                 _print_json(kb.dry_run(question, principal=_principal(role), top_k=top_k,
-                                       mode=mode, terms=terms or None))
+                                       mode=mode, terms=terms or None, llm=llm))
                 return
             answer = kb.ask(question, principal=_principal(role), top_k=top_k, mode=mode,
-                            terms=terms or None)
+                            terms=terms or None, llm=llm)
         finally:
             kb.close()
     if as_json:
@@ -443,6 +449,25 @@ def traces_list(
         table.add_row(r["trace_id"], r["created_at"], r["principal_id"], r["status"],
                       r["question"])
     out.print(table, markup=False)
+
+
+@llm_app.command("check")
+def llm_check(
+    llm: str | None = typer.Option(None, "--llm", help="Profile [default: the [llm] settings]"),
+    all_modes: bool = typer.Option(False, "--all", help="Try every structured-output mode"),
+) -> None:
+    """Send one tiny request and report what the endpoint supports."""
+    from .kb import resolve_kb_path
+    from .llm import check
+    from .settings import Settings, load_settings
+
+    with _errors(True):
+        kb_dir = resolve_kb_path(state.kb_path)
+        settings = load_settings(kb_dir) if kb_dir.exists() else Settings()
+        report = check(settings.llm.to_llm_settings(llm), all_modes=all_modes)
+    _print_json(report)
+    if not report.get("ok"):
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command(name="eval")

@@ -14,6 +14,7 @@ from .answer import AnswerSettings
 from .errors import KnowledgeBaseNotFound, NotFound
 from .ingest import IngestOptions, Progress, run_ingest
 from .lexical import LexicalIndex
+from .llm import LLMAnswerer
 from .pipeline import AskRequest, decide, run_retrieval, validate
 from .pipeline import ask as ask_pipeline
 from .prompt import build_request, evidence_package
@@ -202,19 +203,30 @@ class KnowledgeBase:
         top_k: int | None = None,
         mode: str | None = None,
         terms: Sequence[str] | None = None,
+        llm: str | None = None,
     ) -> Answer:
         """Answer ``question`` from evidence ``principal`` may read, with verified citations.
 
-        Every call that gets past validation writes a trace; rejected input writes none.
+        ``llm`` names a model profile (``openai``, ``deepseek``, ``ollama``…); without it the
+        ``[llm]`` settings decide, and with none there the answer is extractive. Every call
+        that gets past validation writes a trace; rejected input writes none.
         """
         req = self._ask_request(question, principal, top_k, mode, terms)
+        answerer = self._llm(llm)
         log = self.settings.answer.log_path
         with self.lock:
             self._sync()
-            return ask_pipeline(
-                self.store, self.lexical, self.settings, req, self._answer_settings(),
-                log_path=(self.path / log) if log else None,
-            )
+        return ask_pipeline(
+            self.store, self.lexical, self.settings, req, self._answer_settings(),
+            log_path=(self.path / log) if log else None, llm=answerer, lock=self.lock,
+        )
+
+    def _llm(self, profile: str | None) -> LLMAnswerer | None:
+        if profile is None and self.settings.llm.profile is None:
+            return None
+        from .llm import LLMAnswerer
+
+        return LLMAnswerer(self.settings.llm.to_llm_settings(profile))
 
     def dry_run(
         self,
@@ -224,6 +236,7 @@ class KnowledgeBase:
         top_k: int | None = None,
         mode: str | None = None,
         terms: Sequence[str] | None = None,
+        llm: str | None = None,
     ) -> dict[str, Any]:
         """The evidence package and the exact request an LLM answerer would receive.
 
@@ -239,11 +252,19 @@ class KnowledgeBase:
         if status == BLOCKED and conceal:
             status = NO_EVIDENCE
         evidence = evidence_package(found.hits)
+        answerer = self._llm(llm)
+        request = None
+        if answerer is not None and found.hits:
+            request = answerer.preview(req.question, found.hits)
+        elif answerer is None and status == ANSWERED:
+            request = build_request(req.question, found.hits)
         return {
             "question": req.question,
-            "status": status,
+            # With a model and permitted evidence, the model's reply decides the status.
+            "status": "decided_by_model" if request is not None and answerer else status,
+            "answerer": answerer.name if answerer is not None else "extractive",
             "evidence": evidence,
-            "request": build_request(req.question, found.hits) if status == ANSWERED else None,
+            "request": request,
         }
 
     def inspect(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from .answer import AnswerSettings, extractive_answer
 from .errors import InvalidInput
 from .lexical import LexicalIndex
+from .llm import LLMAnswerer
 from .records import (
     ANSWERED,
     BLOCKED,
@@ -86,7 +88,15 @@ def decide(question: str, found: Retrieval, settings: AnswerSettings) -> tuple[s
 
 
 def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest,
-        answer_settings: AnswerSettings, *, log_path: Path | None = None) -> Answer:
+        answer_settings: AnswerSettings, *, log_path: Path | None = None,
+        llm: LLMAnswerer | None = None, lock: AbstractContextManager[Any] | None = None,
+        ) -> Answer:
+    """Run one question through the pipeline and record its trace.
+
+    ``lock`` guards the store and index only: retrieval and the trace write hold it, a model
+    call (which may take seconds) does not.
+    """
+    guard = lock if lock is not None else nullcontext()
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -96,18 +106,38 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
         timings[name] = round((t - clock) * 1000, 3)
         clock = t
 
-    found = run_retrieval(store, lexical, req)
+    with guard:
+        found = run_retrieval(store, lexical, req)
     lap("retrieve")
     status, draft = decide(req.question, found, answer_settings)
-    lap("answer")
     verification = Verification(ok=True)
-    citations: tuple[Citation, ...] = ()
-    if draft is not None:
-        blocked_ids = {h.chunk.chunk_id for h in found.blocked}
-        verification = verify(draft, found.hits, blocked_chunk_ids=blocked_ids)
-        status = ANSWERED if verification.ok else UNVERIFIED
-        citations = verification.citations if verification.ok else ()
-    lap("verify")
+    attempts: list[dict[str, Any]] = []
+    blocked_ids = {h.chunk.chunk_id for h in found.blocked}
+    if llm is not None and found.hits:
+        # The model is asked whenever there is permitted evidence (not only when the
+        # extractive check would answer), so under `conceal` a blocked question and an
+        # unanswerable one take the same path. No evidence: no call, no key read.
+        draft, verification, attempts = llm.answer(
+            req.question, found.hits,
+            lambda d: verify(d, found.hits, blocked_chunk_ids=blocked_ids),
+        )
+        lap("answer")
+        if draft is None or not verification.ok:
+            status = UNVERIFIED
+        elif draft.status == ANSWERED:
+            status = ANSWERED
+        else:  # the model's own no_evidence: blocked or not is decided as decide() does
+            status = BLOCKED if _blocked_would_answer(req.question, found, answer_settings) \
+                else NO_EVIDENCE
+        lap("verify")
+    else:
+        lap("answer")
+        if draft is not None:
+            verification = verify(draft, found.hits, blocked_chunk_ids=blocked_ids)
+            status = ANSWERED if verification.ok else UNVERIFIED
+            attempts = [_extractive_attempt(draft, verification)]
+        lap("verify")
+    citations = verification.citations if (status == ANSWERED and verification.ok) else ()
     conceal = settings.permissions.disclosure == "conceal" and not req.principal.admin
     reported = NO_EVIDENCE if (status == BLOCKED and conceal) else status
     text = draft.text if (draft is not None and status == ANSWERED) else REFUSALS[reported]
@@ -116,12 +146,30 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
     evidence = tuple(found.hits)
     trace_id = new_trace_id()
     trace = build_trace(trace_id, req, settings, answer_settings, found, status, reported,
-                        draft, verification, text, citations, timings)
-    save(store, trace)
+                        attempts, verification, text, citations, timings, llm)
+    with guard:
+        save(store, trace)
     if log_path is not None:
         _log(log_path, req, status, found, citations)
     return Answer(status=reported, answer=text, citations=citations, evidence=evidence,
                   trace_id=trace_id, question=req.question, mode=found.mode)
+
+
+def _blocked_would_answer(question: str, found: Retrieval, settings: AnswerSettings) -> bool:
+    return bool(found.blocked) and (
+        extractive_answer(question, found.blocked, settings).status == ANSWERED
+    )
+
+
+def _extractive_attempt(draft: Draft, verification: Verification) -> dict[str, Any]:
+    return {
+        "answerer": draft.answerer,
+        "draft": {"status": draft.status, "text": draft.text,
+                  "citations": [{"chunk_id": c.chunk_id, "quote": c.quote}
+                                for c in draft.citations],
+                  "notes": draft.notes},
+        "verification": verification.to_dict(),
+    }
 
 
 def _candidate(hit: Hit, permitted: bool, selected: bool) -> dict[str, Any]:
@@ -142,11 +190,17 @@ def _evidence_item(hit: Hit) -> dict[str, Any]:
 
 def build_trace(trace_id: str, req: AskRequest, settings: Settings,
                 answer_settings: AnswerSettings, found: Retrieval, status: str, reported: str,
-                draft: Draft | None, verification: Verification, text: str,
-                citations: Sequence[Citation], timings: dict[str, float]) -> dict[str, Any]:
+                attempts: list[dict[str, Any]], verification: Verification, text: str,
+                citations: Sequence[Citation], timings: dict[str, float],
+                llm: LLMAnswerer | None = None) -> dict[str, Any]:
     from .prompt import build_request
 
     timings["total"] = round(sum(timings.values()), 3)
+    if llm is not None:
+        request = (attempts[0].get("request") if attempts
+                   else llm.preview(req.question, found.hits) if found.hits else None)
+    else:
+        request = build_request(req.question, found.hits) if found.hits else None
     return {
         "trace_id": trace_id,
         "created_at": now(),
@@ -154,7 +208,8 @@ def build_trace(trace_id: str, req: AskRequest, settings: Settings,
                       "roles": list(req.principal.roles), "admin": req.principal.admin},
         "question": req.question,
         "settings": {"mode": found.mode, "top_k": req.top_k, "terms": list(req.terms),
-                     "answerer": "extractive",
+                     "answerer": llm.name if llm is not None else "extractive",
+                     "llm": llm.endpoint.describe() if llm is not None else None,
                      "min_coverage": answer_settings.min_coverage,
                      "max_sentences": answer_settings.max_sentences},
         "disclosure": settings.permissions.disclosure,
@@ -165,15 +220,8 @@ def build_trace(trace_id: str, req: AskRequest, settings: Settings,
         "blocked_count": found.blocked_count,
         "blocked_chunk_ids": [h.chunk.chunk_id for h in found.blocked],
         "evidence": [_evidence_item(h) for h in found.hits],
-        "request": build_request(req.question, found.hits) if found.hits else None,
-        "attempts": [] if draft is None else [{
-            "answerer": draft.answerer,
-            "draft": {"status": draft.status, "text": draft.text,
-                      "citations": [{"chunk_id": c.chunk_id, "quote": c.quote}
-                                    for c in draft.citations],
-                      "notes": draft.notes},
-            "verification": verification.to_dict(),
-        }],
+        "request": request,
+        "attempts": attempts,
         "verification": verification.to_dict(),
         "status": status,
         "reported_status": reported,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -65,12 +65,37 @@ class AnswerSection(_Section):
     log_path: str = ""
 
 
+LLMProfile = Literal["openai", "openai-responses", "deepseek", "ollama", "vllm", "llamacpp"]
+
+
+class LLMSection(_Section):
+    """The ``[llm]`` section; with no ``profile`` answers stay extractive unless ``--llm``."""
+
+    profile: LLMProfile | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    timeout: float = Field(default=30.0, gt=0)
+    max_output_tokens: int = Field(default=1024, gt=0)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    retries: int = Field(default=2, ge=0, le=10)
+    http_retries: int = Field(default=3, ge=0, le=10)
+    structured_output: Literal["json_schema", "json_object", "text"] | None = None
+
+    def to_llm_settings(self, profile: str | None = None) -> Any:
+        from .llm import LLMSettings
+
+        return LLMSettings(profile=profile or self.profile or "openai",
+                           **self.model_dump(exclude={"profile"}))
+
+
 class Settings(_Section):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     answer: AnswerSection = Field(default_factory=AnswerSection)
+    llm: LLMSection = Field(default_factory=LLMSection)
 
     def chunker_for(self, parser: str) -> str:
         """The default chunking strategy for documents produced by ``parser``."""
@@ -159,4 +184,21 @@ max_sentences = 2
 # Append one JSON line per question (question, roles, status, top_score, citations) to
 # this file; empty means no log. Relative paths are relative to the knowledge base.
 log_path = ""
+
+[llm]
+# Answer with a model instead of the extractive answerer (or pass --llm PROFILE to ask).
+# Profiles: openai, openai-responses, deepseek, ollama, vllm, llamacpp. The seeds'
+# variables work: OPENAI_BASE_URL, OPENAI_MODEL, and the key in OPENAI_API_KEY.
+# profile = "openai"
+# base_url = "http://127.0.0.1:8000/v1"
+# model = "gpt-4o-mini"
+# api_key_env = "OPENAI_API_KEY"   # the NAME of the variable holding the key
+timeout = 30.0
+max_output_tokens = 1024
+temperature = 0.0
+# Replies whose citations fail verification are retried with a stricter prompt this many
+# times, then the status is unverified.
+retries = 2
+# 429 and 5xx replies are retried with bounded backoff this many times.
+http_retries = 3
 """

@@ -103,6 +103,7 @@ MIGRATIONS: tuple[str, ...] = (
         doc_ids TEXT NOT NULL
     );
     CREATE TABLE rolesets (id INTEGER PRIMARY KEY, roles TEXT NOT NULL UNIQUE);
+    INSERT OR IGNORE INTO rolesets(roles) SELECT DISTINCT roles FROM documents;
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
