@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, write_jsonl
-from llm_stub import Reply, StubLLM, answer_json
 from typer.testing import CliRunner
 
+from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.cli import app
+from llm_stub import Reply, StubLLM, answer_json
 
 REFUND = ("Learners can ask for a refund within 14 days of enrolling, as long as they have "
           "finished less than 20 percent of the course.")
