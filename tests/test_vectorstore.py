@@ -74,9 +74,9 @@ def test_embed_pending_caches_by_text_hash(loaded: KnowledgeBase) -> None:
     assert seen[-1] == (3, 3)
     again = embed_pending(db, HashEmbedder(64))
     assert (again.embedded, again.cached, again.doc_ids) == (0, 4, [])
-    stored = get_vectors(db, "hash:64", [chunk_text_hash(DOCS[0]["text"])])
-    np.testing.assert_allclose(next(iter(stored.values())),
-                               HashEmbedder(64).embed([DOCS[0]["text"]])[0])
+    text = str(DOCS[0]["text"])
+    stored = get_vectors(db, "hash:64", [chunk_text_hash(text)])
+    np.testing.assert_allclose(next(iter(stored.values())), HashEmbedder(64).embed([text])[0])
     # Another model is a separate set of vectors.
     assert embed_pending(db, HashEmbedder(32)).embedded == 3
 
