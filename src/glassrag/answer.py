@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .analysis import analyze, unique_terms
 from .errors import InvalidInput
@@ -296,4 +297,33 @@ def _no_evidence_reason(
     return (
         f"the best sentence covers {best:.2f} of the question's terms; "
         f"the threshold is {threshold:.2f}"
+    )
+
+
+def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_score: float,
+                    settings: AnswerSettings = AnswerSettings(),  # noqa: B008 - frozen
+                    ) -> Draft:
+    """Quote the evidence sentence closest in meaning to ``question`` (cosine, same embedder
+    as the dense index), for paraphrases that share no words with the answer.
+
+    Still verbatim and cited; ``no_evidence`` when no sentence reaches ``min_score``.
+    """
+    candidates = _candidates(evidence, settings.max_hits)
+    notes: dict[str, object] = {"method": "semantic", "threshold": min_score}
+    if not candidates:
+        return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
+    vectors = embedder.embed([question] + [c.text for c in candidates])
+    scores = vectors[1:] @ vectors[0]
+    order = sorted(range(len(candidates)),
+                   key=lambda i: (-round(float(scores[i]), 6), candidates[i].hit_index))
+    best = candidates[order[0]]
+    notes["best_similarity"] = round(float(scores[order[0]]), 4)
+    if float(scores[order[0]]) < min_score:
+        notes["reason"] = "no sentence is close enough in meaning to the question"
+        return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
+    return Draft(
+        status=ANSWERED,
+        text=render([(best.chunk.source or best.chunk.doc_id, best.text)]),
+        citations=(DraftCitation(best.chunk.chunk_id, best.text),),
+        answerer="extractive", notes=notes,
     )

@@ -111,6 +111,9 @@ def ingest(
     include: list[str] = typer.Option([], help="Glob of files to include (repeatable)"),
     exclude: list[str] = typer.Option([], help="Glob of files to exclude (repeatable)"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
+    ),
 ) -> None:
     """Ingest files and directories (.md, .txt, .jsonl, [doc:name] sectioned text; PDF, Word,
     PowerPoint, HTML, e-mail, CSV: see docs/formats.md)."""
@@ -129,7 +132,7 @@ def ingest(
 
             report = kb.ingest(
                 paths, roles=role_list, chunker=chunker, prune=prune,
-                include=include, exclude=exclude, progress=tick,
+                include=include, exclude=exclude, progress=tick, embedder=embedder,
             )
         kb.close()
     if as_json:
@@ -152,15 +155,19 @@ def search(
     query: str = typer.Argument(..., help="What to look for"),
     role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
     top_k: int | None = typer.Option(None, "--top-k", help="How many hits [default: 10]"),
-    mode: str | None = typer.Option(None, help="bm25 | overlap | terms"),
+    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
     terms: list[str] = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
+    ),
+    rerank: str | None = typer.Option(None, help="lexical | cross:PATH"),
 ) -> None:
     """Search as a principal with the given roles (plus public)."""
     with _errors(as_json):
         kb = _open()
         result = kb.search(query, principal=_principal(role), top_k=top_k, mode=mode,
-                           terms=terms or None)
+                           terms=terms or None, embedder=embedder, rerank=rerank)
         kb.close()
     if as_json:
         _print_json(result)
@@ -194,6 +201,29 @@ def analyze(text: str = typer.Argument(..., help="Text to analyse"),
     for analyzer, run_text, tokens in runs:
         out.print(f"{analyzer:<9} {run_text!r} -> {' '.join(tokens)}", markup=False)
     out.print(f"tokens: {' '.join(run_analyze(text))}", markup=False)
+
+
+@app.command()
+def embed(
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM [default: the "
+        "knowledge base's]"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+) -> None:
+    """Embed every chunk that has no vector yet (resumes an interrupted embedding)."""
+    with _errors(as_json):
+        kb = _open()
+        try:
+            with _progress("embedding") as tick:
+                report = kb.embed(embedder, progress=tick)
+        finally:
+            kb.close()
+    if as_json:
+        _print_json({"embedded": report.embedded, "cached": report.cached,
+                     "documents": len(report.doc_ids)})
+    else:
+        out.print(f"embedded {report.embedded} chunks ({report.cached} already had vectors)")
 
 
 @app.command()
@@ -312,7 +342,7 @@ def ask(
     question: str = typer.Argument(..., help="The question"),
     role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks [default: 5]"),
-    mode: str | None = typer.Option(None, help="bm25 | overlap | terms"),
+    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
     terms: list[str] = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
     dry_run: bool = typer.Option(
@@ -322,6 +352,10 @@ def ask(
         None, "--llm", help="Answer with a model profile: openai, openai-responses, deepseek, "
         "ollama, vllm, llamacpp [default: the [llm] settings, else extractive]",
     ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
+    ),
+    rerank: str | None = typer.Option(None, help="lexical | cross:PATH"),
 ) -> None:
     """Answer from permitted evidence with verified citations, or say why not."""
     with _errors(as_json):
@@ -329,10 +363,11 @@ def ask(
         try:
             if dry_run:
                 _print_json(kb.dry_run(question, principal=_principal(role), top_k=top_k,
-                                       mode=mode, terms=terms or None, llm=llm))
+                                       mode=mode, terms=terms or None, llm=llm,
+                                       embedder=embedder, rerank=rerank))
                 return
             answer = kb.ask(question, principal=_principal(role), top_k=top_k, mode=mode,
-                            terms=terms or None, llm=llm)
+                            terms=terms or None, llm=llm, embedder=embedder, rerank=rerank)
         finally:
             kb.close()
     if as_json:
@@ -354,16 +389,20 @@ def inspect(
     question: str = typer.Argument(..., help="The question"),
     role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
     top_k: int | None = typer.Option(None, "--top-k", help="How many get selected"),
-    mode: str | None = typer.Option(None, help="bm25 | overlap | terms"),
+    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
     terms: list[str] = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
+    ),
+    rerank: str | None = typer.Option(None, help="lexical | cross:PATH"),
 ) -> None:
     """Every candidate ranked: score, per-term contributions, lines, selected or not and why."""
     with _errors(as_json):
         kb = _open()
         try:
             view = kb.inspect(question, principal=_principal(role), top_k=top_k, mode=mode,
-                              terms=terms or None)
+                              terms=terms or None, embedder=embedder, rerank=rerank)
         finally:
             kb.close()
     if as_json:
@@ -474,7 +513,7 @@ def llm_check(
 def eval_command(
     cases: Path | None = typer.Argument(None, help="Case file (.yaml or .jsonl)"),
     qa: Path | None = typer.Option(None, "--qa", help="A QA set in BEIR layout"),
-    mode: str | None = typer.Option(None, help="bm25 | overlap | terms"),
+    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks per question"),
     limit: int | None = typer.Option(None, help="--qa: only the first N questions"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),

@@ -11,7 +11,8 @@ from typing import Any
 
 from . import traces
 from .answer import AnswerSettings
-from .errors import KnowledgeBaseNotFound, NotFound
+from .dense import DenseSide
+from .errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
 from .ingest import IngestOptions, Progress, run_ingest
 from .lexical import LexicalIndex
 from .llm import LLMAnswerer
@@ -25,6 +26,7 @@ from .records import (
     Answer,
     Chunk,
     Document,
+    FailedInput,
     IngestReport,
     Principal,
     SearchResult,
@@ -33,6 +35,7 @@ from .roles_rules import load_roles_rules
 from .search import retrieve
 from .settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
 from .store import DB_NAME, Store
+from .vectorstore import EmbedReport
 
 DEFAULT_KB_DIR = ".glassrag"
 ROLES_RULES_NAME = "roles.toml"
@@ -53,6 +56,7 @@ class KnowledgeBase:
         self.store = store
         self.settings = settings
         self.lexical = LexicalIndex(path / "index" / "lexical")
+        self._dense: dict[str, DenseSide] = {}
         # One lock around SQLite + Tantivy use so a server can share one instance.
         self.lock = threading.RLock()
         self._repair()
@@ -110,6 +114,25 @@ class KnowledgeBase:
             self.lexical.refresh()
             self.lexical.catch_up(self.store)
 
+    # -- dense -----------------------------------------------------------------------------
+    def dense(self, embedder: str | None = None) -> DenseSide | None:
+        """The dense side for ``embedder`` (else the configured or recorded one), or None
+        when the knowledge base has no embedder at all."""
+        side = DenseSide(self.path, self.store, embedder or self.settings.dense.embedder or None)
+        if not side.enabled:
+            return None
+        return self._dense.setdefault(side.spec or "", side)
+
+    def embed(self, embedder: str | None = None, progress: Progress | None = None) -> EmbedReport:
+        """Embed every chunk without a vector (resumes an interrupted run)."""
+        side = self.dense(embedder)
+        if side is None:
+            raise InvalidInput("no embedder: pass --embedder (e.g. st:all-MiniLM-L6-v2) or set "
+                               "[dense] embedder in glassrag.toml", field="embedder")
+        with self.lock:
+            self._sync()
+            return side.embed(progress)
+
     # -- writes ----------------------------------------------------------------------------
     def ingest(
         self,
@@ -121,8 +144,14 @@ class KnowledgeBase:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         progress: Progress | None = None,
+        embedder: str | None = None,
     ) -> IngestReport:
-        """Ingest files and directories; return counts and per-file failures."""
+        """Ingest files and directories; return counts and per-file failures.
+
+        With an embedder (``embedder``, the ``[dense]`` setting or the one the knowledge base
+        already uses) new chunks are embedded too. If embedding fails, the lexical part
+        stays committed, the failure is in the report, and ``kb.embed()`` resumes.
+        """
         if isinstance(paths, (str, Path)):
             paths = [paths]
         options = IngestOptions(
@@ -133,6 +162,15 @@ class KnowledgeBase:
         with self.lock:
             report = run_ingest(self.store, paths, self.settings, rules, options, progress)
             self.lexical.catch_up(self.store)
+            side = self.dense(embedder)
+            if side is not None:
+                try:
+                    side.embed()
+                except GlassragError as exc:
+                    report.failed.append(FailedInput(
+                        f"embedder {side.spec}",
+                        f"{exc.message} (the documents are stored and searchable with bm25; "
+                        "run `glassrag embed` to finish embedding)"))
         return report
 
     def delete(self, doc_id: str) -> None:
@@ -163,8 +201,14 @@ class KnowledgeBase:
         top_k: int | None = None,
         mode: str | None = None,
         terms: Sequence[str] | None = None,
+        embedder: str | None = None,
+        rerank: str | None = None,
     ) -> SearchResult:
-        """Permitted hits for ``query``; a principal defaults to the public role only."""
+        """Permitted hits for ``query``; a principal defaults to the public role only.
+
+        ``mode`` is bm25, dense, hybrid, overlap or terms; dense and hybrid use ``embedder``
+        (else the configured or recorded one); ``rerank`` is "lexical" or "cross:PATH".
+        """
         principal = principal or Principal()
         started = time.perf_counter()
         with self.lock:
@@ -173,6 +217,8 @@ class KnowledgeBase:
                 self.store, self.lexical, query, principal,
                 self.settings.search.top_k if top_k is None else top_k,
                 mode or self.settings.search.mode, terms,
+                dense=self._dense_for(mode, embedder), dense_settings=self.settings.dense,
+                rerank=rerank or "",
             )
         conceal = self.settings.permissions.disclosure == "conceal" and not principal.admin
         return SearchResult(
@@ -183,12 +229,21 @@ class KnowledgeBase:
         )
 
     # -- answers ---------------------------------------------------------------------------
+    def _dense_for(self, mode: str | None, embedder: str | None) -> DenseSide | None:
+        if (mode or self.settings.search.mode) not in ("dense", "hybrid"):
+            return None
+        return self.dense(embedder)
+
     def _ask_request(self, question: str, principal: Principal | None, top_k: int | None,
-                     mode: str | None, terms: Sequence[str] | None) -> AskRequest:
+                     mode: str | None, terms: Sequence[str] | None,
+                     embedder: str | None = None, rerank: str | None = None) -> AskRequest:
         top_k = self.settings.answer.top_k if top_k is None else top_k
+        mode = mode or self.settings.search.mode
         return AskRequest(
             question=validate(question, top_k), principal=principal or Principal(),
-            top_k=top_k, mode=mode or self.settings.search.mode, terms=tuple(terms or ()),
+            top_k=top_k, mode=mode, terms=tuple(terms or ()),
+            dense=self._dense_for(mode, embedder), dense_settings=self.settings.dense,
+            rerank=rerank or "",
         )
 
     def _answer_settings(self) -> AnswerSettings:
@@ -204,6 +259,8 @@ class KnowledgeBase:
         mode: str | None = None,
         terms: Sequence[str] | None = None,
         llm: str | None = None,
+        embedder: str | None = None,
+        rerank: str | None = None,
     ) -> Answer:
         """Answer ``question`` from evidence ``principal`` may read, with verified citations.
 
@@ -211,7 +268,7 @@ class KnowledgeBase:
         ``[llm]`` settings decide, and with none there the answer is extractive. Every call
         that gets past validation writes a trace; rejected input writes none.
         """
-        req = self._ask_request(question, principal, top_k, mode, terms)
+        req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
         answerer = self._llm(llm)
         log = self.settings.answer.log_path
         with self.lock:
@@ -237,17 +294,20 @@ class KnowledgeBase:
         mode: str | None = None,
         terms: Sequence[str] | None = None,
         llm: str | None = None,
+        embedder: str | None = None,
+        rerank: str | None = None,
     ) -> dict[str, Any]:
         """The evidence package and the exact request an LLM answerer would receive.
 
         Reads no key and writes no trace. With no permitted evidence there is no request:
         the status is decided before any model would be called.
         """
-        req = self._ask_request(question, principal, top_k, mode, terms)
+        req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
         with self.lock:
             self._sync()
             found = run_retrieval(self.store, self.lexical, req)
-        status, _ = decide(req.question, found, self._answer_settings())
+        status, _ = decide(req.question, found, self._answer_settings(), req.dense,
+                           self.settings.dense.min_score)
         conceal = self.settings.permissions.disclosure == "conceal" and not req.principal.admin
         if status == BLOCKED and conceal:
             status = NO_EVIDENCE
@@ -276,14 +336,18 @@ class KnowledgeBase:
         mode: str | None = None,
         terms: Sequence[str] | None = None,
         candidates: int = 20,
+        embedder: str | None = None,
+        rerank: str | None = None,
     ) -> dict[str, Any]:
         """Every permitted candidate ranked, with per-term contributions and why it was or
         was not selected. Calls no model and writes no trace."""
-        req = self._ask_request(question, principal, top_k, mode, terms)
+        req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
         with self.lock:
             self._sync()
             pool = retrieve(self.store, self.lexical, req.question, req.principal,
-                            max(candidates, req.top_k), req.mode, list(req.terms) or None)
+                            max(candidates, req.top_k), req.mode, list(req.terms) or None,
+                            dense=req.dense, dense_settings=req.dense_settings,
+                            rerank=req.rerank)
             rows = []
             for rank, hit in enumerate(pool.hits, start=1):
                 rows.append({
@@ -302,7 +366,9 @@ class KnowledgeBase:
         }
 
     def _contributions(self, pool: Any, hit: Any) -> dict[str, float]:
-        if pool.mode == "bm25":
+        if pool.mode == "dense":
+            return {name: round(v, 6) for name, v in hit.scores.items()}
+        if pool.mode in ("bm25", "hybrid") and hit.matched_terms:
             rowid = self.store.db.execute(
                 "SELECT id FROM chunks WHERE chunk_id = ?", (hit.chunk.chunk_id,)
             ).fetchone()[0]

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .answer import AnswerSettings, extractive_answer
+from .answer import AnswerSettings, extractive_answer, semantic_answer
 from .errors import InvalidInput
 from .lexical import LexicalIndex
 from .llm import LLMAnswerer
@@ -29,10 +29,13 @@ from .records import (
     Verification,
 )
 from .search import Retrieval, check_query, retrieve
-from .settings import Settings
+from .settings import DenseSettings, Settings
 from .store import Store, now
 from .traces import new_trace_id, save
 from .verify import verify
+
+if TYPE_CHECKING:
+    from .dense import DenseSide
 
 MAX_QUESTION_CHARS = 2000
 # How many blocked candidates the status decision (and the audit trace) looks at.
@@ -53,6 +56,9 @@ class AskRequest:
     top_k: int
     mode: str
     terms: tuple[str, ...] = ()
+    dense: DenseSide | None = None
+    dense_settings: DenseSettings | None = None
+    rerank: str = ""
 
 
 def validate(question: str, top_k: int) -> str:
@@ -69,20 +75,36 @@ def validate(question: str, top_k: int) -> str:
 
 def run_retrieval(store: Store, lexical: LexicalIndex, req: AskRequest) -> Retrieval:
     return retrieve(store, lexical, req.question, req.principal, req.top_k, req.mode,
-                    list(req.terms) or None, blocked_limit=BLOCKED_LIMIT)
+                    list(req.terms) or None, blocked_limit=BLOCKED_LIMIT, dense=req.dense,
+                    dense_settings=req.dense_settings, rerank=req.rerank)
 
 
-def decide(question: str, found: Retrieval, settings: AnswerSettings) -> tuple[str, Draft | None]:
+def decide(question: str, found: Retrieval, settings: AnswerSettings,
+           dense: DenseSide | None = None, min_score: float | None = None,
+           ) -> tuple[str, Draft | None]:
     """The true status before any answer is shown: answer only from permitted evidence.
 
     Blocked evidence counts as "matching" only if it would itself pass the answer threshold,
     so a stray shared word in a secret document does not turn no_evidence into blocked.
+    In dense and hybrid modes, a hit at or above the cosine threshold is evidence too: when
+    no sentence covers the question's words (a paraphrase), the sentence closest in meaning
+    is quoted instead.
     """
+    semantic = dense is not None and found.mode in ("dense", "hybrid")
     if found.hits:
         draft = extractive_answer(question, found.hits, settings)
         if draft.status == ANSWERED:
             return ANSWERED, draft
+        if semantic and dense is not None:
+            close = [h for h in found.hits if h.scores.get("dense", -1.0) >= (min_score or 0)]
+            if close:
+                meaning = semantic_answer(question, close, dense.embedder, min_score or 0.0,
+                                          settings)
+                if meaning.status == ANSWERED:
+                    return ANSWERED, meaning
     if found.blocked and extractive_answer(question, found.blocked, settings).status == ANSWERED:
+        return BLOCKED, None
+    if semantic and any(h.scores.get("dense", -1.0) >= (min_score or 0) for h in found.blocked):
         return BLOCKED, None
     return NO_EVIDENCE, None
 
@@ -109,7 +131,8 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
     with guard:
         found = run_retrieval(store, lexical, req)
     lap("retrieve")
-    status, draft = decide(req.question, found, answer_settings)
+    status, draft = decide(req.question, found, answer_settings, req.dense,
+                           req.dense_settings.min_score if req.dense_settings else None)
     verification = Verification(ok=True)
     attempts: list[dict[str, Any]] = []
     blocked_ids = {h.chunk.chunk_id for h in found.blocked}

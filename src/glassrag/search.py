@@ -8,15 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .analysis import analyze, unique_terms
 from .errors import EmptyQuery, InvalidInput
 from .lexical import LexicalIndex, LexicalMatch
 from .records import Hit, Principal
 from .scorers import overlap_score, overlap_tokens, terms_score, validate_terms
+from .settings import DenseSettings
 from .store import Store
+from .vectors import VectorMatch
 
-MODES = ("bm25", "overlap", "terms")
+if TYPE_CHECKING:
+    from .dense import DenseSide
+
+MODES = ("bm25", "dense", "hybrid", "overlap", "terms")
 MAX_QUERY_CHARS = 2000
 
 
@@ -55,6 +61,9 @@ def retrieve(
     mode: str = "bm25",
     terms: Sequence[str] | None = None,
     blocked_limit: int = 0,
+    dense: DenseSide | None = None,
+    dense_settings: DenseSettings | None = None,
+    rerank: str = "",
 ) -> Retrieval:
     """Rank chunks for ``query`` with the principal's roles applied inside the ranking."""
     query = check_query(query)
@@ -62,8 +71,16 @@ def retrieve(
         raise InvalidInput("top_k must be at least 1", field="top_k")
     if terms:
         mode = "terms"
+    if mode in ("dense", "hybrid"):
+        if dense is None:
+            raise InvalidInput(f"mode {mode!r} needs an embedder (--embedder)", field="mode")
+        found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
+                        principal, top_k, blocked_limit, only_dense=mode == "dense")
+        return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
+                                                  else ""), top_k)
     if mode == "bm25":
-        return _bm25(store, lexical, query, principal, top_k, blocked_limit)
+        found = _bm25(store, lexical, query, principal, top_k, blocked_limit)
+        return _reranked(found, query, rerank, top_k)
     if mode == "overlap":
         return _overlap(store, query, principal, top_k, blocked_limit)
     if mode == "terms":
@@ -80,9 +97,7 @@ def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
         raise EmptyQuery(
             "the query has no searchable terms (only stop words or punctuation)", field="query"
         )
-    readable = None if principal.admin else {
-        rid for rid, roles in store.rolesets().items() if principal.can_read(roles)
-    }
+    readable = readable_sets(store, principal)
     matches, blocked_count, blocked_matches = lexical.search(
         terms, readable, top_k, blocked_limit
     )
@@ -94,7 +109,67 @@ def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
     return Retrieval("bm25", tuple(terms), permitted, blocked_count, blocked)
 
 
-def _hits(store: Store, matches: list[LexicalMatch], terms: list[str]) -> list[Hit]:
+def readable_sets(store: Store, principal: Principal) -> set[int] | None:
+    """The role-set ids ``principal`` may read (None: an admin, no filter)."""
+    if principal.admin:
+        return None
+    return {rid for rid, roles in store.rolesets().items() if principal.can_read(roles)}
+
+
+def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: DenseSettings,
+            query: str, principal: Principal, top_k: int, blocked_limit: int,
+            only_dense: bool) -> Retrieval:
+    """Dense retrieval, or dense and BM25 fused. Both filter inside their own search."""
+    terms = unique_terms(analyze(query))
+    pool = top_k if only_dense else max(top_k, settings.candidates)
+    readable = readable_sets(store, principal)
+    matches, dense_blocked, dense_blocked_matches = dense.search(
+        query, readable, pool, blocked_limit, settings.min_score)
+    dense_hits = _hits(store, matches, terms, "dense")
+    dense_blocked_hits = _hits(store, dense_blocked_matches, terms, "dense")
+    permitted = [h for h in dense_hits if principal.can_read(h.chunk.roles)]
+    blocked = [h for h in dense_blocked_hits if not principal.can_read(h.chunk.roles)]
+    if only_dense:
+        return Retrieval("dense", tuple(terms), permitted[:top_k], dense_blocked, blocked)
+    lexical_found = (_bm25(store, lexical, query, principal, pool, blocked_limit) if terms
+                     else Retrieval("bm25", (), [], 0))
+    fused = _fuse({"bm25": lexical_found.hits, "dense": permitted}, settings)
+    fused_blocked = _fuse({"bm25": lexical_found.blocked, "dense": blocked}, settings)
+    # "Matching chunks the principal may not read": the larger of the two retrievers'
+    # counts, a lower bound on their union (which no single index can count).
+    return Retrieval("hybrid", tuple(terms), fused[:top_k],
+                     max(lexical_found.blocked_count, dense_blocked),
+                     fused_blocked[:blocked_limit])
+
+
+def _fuse(lists: dict[str, list[Hit]], settings: DenseSettings) -> list[Hit]:
+    from .fusion import fuse_hits
+
+    weights = {"bm25": settings.bm25_weight, "dense": settings.dense_weight}
+    return fuse_hits(lists, method=settings.fusion, k=settings.rrf_k, weights=weights)
+
+
+def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieval:
+    """Apply the optional rerank stage to permitted and blocked candidates alike."""
+    if not rerank:
+        return found
+    from .rerank import CrossEncoderReranker, LexicalCoverageReranker
+
+    reranker: LexicalCoverageReranker | CrossEncoderReranker
+    if rerank == "lexical":
+        reranker = LexicalCoverageReranker()
+    elif rerank.startswith("cross:"):
+        reranker = CrossEncoderReranker(rerank.removeprefix("cross:"))
+    else:
+        raise InvalidInput(f"unknown rerank {rerank!r}; use lexical or cross:PATH",
+                           field="rerank")
+    return Retrieval(found.mode, found.query_terms,
+                     reranker.rerank(query, found.hits)[:top_k], found.blocked_count,
+                     reranker.rerank(query, found.blocked) if found.blocked else [])
+
+
+def _hits(store: Store, matches: Sequence[LexicalMatch | VectorMatch], terms: list[str],
+          name: str = "bm25") -> list[Hit]:
     rowids = [m.rowid for m in matches]
     chunks = store.chunks_by_rowid(rowids)
     tokens = store.tokens_by_rowid(rowids)
@@ -107,7 +182,7 @@ def _hits(store: Store, matches: list[LexicalMatch], terms: list[str]) -> list[H
         hits.append(Hit(
             chunk=chunk, score=match.score,
             matched_terms=tuple(t for t in terms if t in present),
-            scores={"bm25": match.score}, ranks={"bm25": rank},
+            scores={name: match.score}, ranks={name: rank},
         ))
     return hits
 

