@@ -129,7 +129,7 @@ BAD_YAML = [
     ("roles: public", "field 'roles': must be a list of role names"),
     ("top_k: 0", "field 'top_k'"),
     ("top_k: true", "field 'top_k'"),
-    ("mode: dense", "field 'mode': unknown mode 'dense'"),
+    ("mode: sparse", "field 'mode': unknown mode 'sparse'"),
     ("expected_source: 3", "field 'expected_source': must be a non-empty string"),
     ("expected_doc: x", "field 'expected_doc': unknown field"),
 ]

@@ -31,15 +31,17 @@ Two scorers:
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .analysis import analyze, analyze_runs, unique_terms
+from .analysis import analyze, unique_terms
 from .beir import Corpus, load_beir
 from .errors import EmptyQuery, InvalidInput, MissingExtra
 from .metrics import evaluate, per_query
@@ -58,11 +60,17 @@ DEFAULT_CHUNKING: dict[str, Any] = {"jsonl": "punctuation", "size": 12000, "over
 #: Scorer names for ``tokenizer``; ``jieba`` is an alias of ``analyzer``.
 TOKENIZERS = ("analyzer", "bigram")
 _TOKENIZER_ALIASES = {"jieba": "analyzer", "analyzer": "analyzer", "bigram": "bigram"}
+# The Han and kana ranges of glassrag.analysis (not imported: they are private there).
+_HAN = "\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_HAN_SPLIT = re.compile(f"([{_HAN}]+)|([^{_HAN}]+)")
+_KANA = re.compile("[\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff]")
 #: Tantivy's BM25 constants, also the default of the bm25s scorer so the two compare.
 BM25_DEFAULTS = {"k1": 1.2, "b": 0.75}
 NDCG_K, RECALL_K, MRR_K = 10, 100, 10
 METRICS = (f"ndcg@{NDCG_K}", f"recall@{RECALL_K}", f"mrr@{MRR_K}")
 EVAL_PRINCIPAL = Principal("eval", admin=True)
+#: ``[dense]`` overrides for evaluation: no cosine cut-off, rankings are scored whole.
+EVAL_DENSE: dict[str, Any] = {"min_score": -1.0}
 
 
 @dataclass
@@ -162,14 +170,19 @@ def _fmt(value: float | None) -> str:
 
 
 def bigram_tokens(text: str) -> list[str]:
-    """:func:`analyze`, except that Chinese runs become overlapping character bigrams
-    (a one-character run stays one token); English, Japanese and Korean are unchanged."""
+    """:func:`analyze`, except that Chinese (Han runs in text without kana) becomes
+    overlapping character bigrams, a one-character run one token, no stop words dropped.
+    Other scripts are analysed as :func:`analyze` does (Japanese and Korean are bigrams
+    there already)."""
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    if _KANA.search(text):
+        return analyze(text)
     out: list[str] = []
-    for analyzer, run, tokens in analyze_runs(text):
-        if analyzer == "chinese":
-            out.extend([run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run])
-        else:
-            out.extend(tokens)
+    for han, rest in _HAN_SPLIT.findall(text):
+        if han:
+            out.extend([han[i:i + 2] for i in range(len(han) - 1)] if len(han) > 1 else [han])
+        elif rest.strip():
+            out.extend(analyze(rest))
     return out
 
 
@@ -199,17 +212,29 @@ def run_beir(
     rerank: str | None = None,
     fusion: str | None = None,
     chunking: Mapping[str, Any] | None = None,
+    dense: Mapping[str, Any] | None = None,
     bm25: Mapping[str, float] | None = None,
+    title_in_text: bool = False,
 ) -> BeirReport:
     """Evaluate one retrieval configuration on the BEIR-layout set in ``directory``.
 
-    ``mode``/``embedder``/``rerank``/``fusion`` go to :meth:`KnowledgeBase.search` (the
-    last three only when given). ``kb_path`` keeps the knowledge base there; when it already
-    holds exactly the corpus' documents, ingest is skipped (so a second configuration reuses
-    the index and stored vectors). ``limit`` evaluates only the first N judged queries (in
-    ``queries.jsonl`` order). ``top_k`` documents are retrieved per query (recall@100 needs
-    100). ``tokenizer`` switches to the bm25s scorer (see the module docstring), with
-    ``bm25={"k1":…, "b":…}``. ``progress(done, total)`` is called after each query.
+    ``mode``, ``embedder`` and ``rerank`` (``lexical`` or ``cross:PATH``) go to
+    :meth:`KnowledgeBase.search`. ``fusion`` (``rrf`` or ``weighted``) and ``dense``
+    (any ``[dense]`` setting: ``rrf_k``, ``bm25_weight``, ``dense_weight``, ``candidates``,
+    ``min_score``) override the knowledge base's settings for this run; by default
+    ``min_score`` is -1 (:data:`EVAL_DENSE`) so the cosine threshold, which exists to
+    answer ``no_evidence``, does not cut rankings short. With an embedder the chunks are
+    embedded after ingest (timed apart; vectors already stored are reused).
+
+    ``kb_path`` keeps the knowledge base there; when it already holds exactly the corpus'
+    documents, ingest is skipped (so a second configuration reuses the index and stored
+    vectors). ``limit`` evaluates only the first N judged queries (in ``queries.jsonl``
+    order). ``top_k`` documents are retrieved per query (recall@100 needs 100).
+    ``chunking`` overrides :data:`DEFAULT_CHUNKING`; ``title_in_text`` puts the title at the
+    head of each document's text too (the embedder sees chunk text only, not titles).
+    ``tokenizer`` switches to the bm25s scorer (see the module docstring), with
+    ``bm25={"k1":…, "b":…}``. ``progress(done, total)`` is called while chunks are embedded
+    and after each query.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -226,17 +251,18 @@ def run_beir(
         queries = dict(list(queries.items())[:limit])
         qrels = {q: qrels[q] for q in queries}
     if tokenizer is not None:
-        if mode != "bm25" or embedder or rerank or fusion:
+        if mode != "bm25" or embedder or rerank or fusion or dense:
             raise InvalidInput("tokenizer= selects the bm25s scorer: it takes mode 'bm25' and"
                                " no embedder, rerank or fusion", field="tokenizer")
         return _run_bm25s(directory.name, split, corpus, queries, qrels, tokenizer,
-                          dict(BM25_DEFAULTS, **(bm25 or {})), top_k, progress)
+                          dict(BM25_DEFAULTS, **(bm25 or {})), top_k, progress, title_in_text)
     if bm25:
         raise InvalidInput("bm25 parameters apply to the bm25s scorer only (tokenizer=…);"
                            " Tantivy's k1/b are fixed at 1.2/0.75", field="bm25")
     from .kb import KnowledgeBase
 
     chunk_settings = dict(DEFAULT_CHUNKING if chunking is None else chunking)
+    dense_settings = {**EVAL_DENSE, **(dense or {}), **({"fusion": fusion} if fusion else {})}
     if kb_path is not None:
         Path(kb_path).mkdir(parents=True, exist_ok=True)
     keep = nullcontext(str(kb_path)) if kb_path is not None else None
@@ -246,11 +272,13 @@ def run_beir(
         if not config.exists():
             config.write_text(_toml({"chunking": chunk_settings}), encoding="utf-8")
         with KnowledgeBase.open(root) as kb:
-            ingest_seconds, embed_seconds = _ingest(kb, root, corpus, embedder)
+            kb.settings.dense = _dense_settings(kb, dense_settings)
+            ingest_seconds, embed_seconds = _ingest(kb, root, corpus, embedder, progress,
+                                                    title_in_text)
             chunks = int(kb.status().get("chunks", 0))
             options: dict[str, Any] = {"mode": mode}
-            options.update({k: v for k, v in (("embedder", embedder), ("rerank", rerank),
-                                               ("fusion", fusion)) if v is not None})
+            options.update({k: v for k, v in (("embedder", embedder), ("rerank", rerank))
+                            if v is not None})
             per_doc = max(chunks / len(corpus), 1.0)
             run: Run = {}
             empty = 0
@@ -268,12 +296,27 @@ def run_beir(
     return _report(directory.name, split, qrels, run, docs=len(corpus), chunks=chunks,
                    mode=mode, embedder=embedder, scorer="glassrag", top_k=top_k,
                    ingest_seconds=ingest_seconds, embed_seconds=embed_seconds,
-                   search_seconds=search_seconds, empty=empty, rerank=rerank, fusion=fusion,
-                   chunking=chunk_settings, params={})
+                   search_seconds=search_seconds, empty=empty, rerank=rerank,
+                   fusion=fusion if mode == "hybrid" else None, chunking=chunk_settings,
+                   params={"title_in_text": title_in_text,
+                           **({"dense": dense_settings} if mode in ("dense", "hybrid") else {})})
 
 
-def _ingest(kb: KnowledgeBase, root: Path, corpus: Corpus,
-            embedder: str | None) -> tuple[float, float]:
+def _dense_settings(kb: KnowledgeBase, overrides: Mapping[str, Any]) -> Any:
+    """The knowledge base's ``[dense]`` settings with ``overrides``, validated."""
+    from pydantic import ValidationError
+
+    current = kb.settings.dense
+    try:
+        return type(current).model_validate({**current.model_dump(), **overrides})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                             for e in exc.errors())
+        raise InvalidInput(f"bad dense settings: {problems}", field="dense") from None
+
+
+def _ingest(kb: KnowledgeBase, root: Path, corpus: Corpus, embedder: str | None,
+            progress: Progress | None, title_in_text: bool) -> tuple[float, float]:
     """Ingest the corpus unless the knowledge base holds exactly its documents already;
     return (ingest seconds, embed seconds)."""
     held = {d.doc_id for d in kb.documents()}
@@ -284,7 +327,7 @@ def _ingest(kb: KnowledgeBase, root: Path, corpus: Corpus,
                                " documents that are not in the corpus; use an empty --kb",
                                path=str(kb.path))
         records = root / "beir-corpus.jsonl"
-        write_records(corpus, records)
+        write_records(corpus, records, title_in_text=title_in_text)
         started = time.perf_counter()
         report = kb.ingest([records])
         if report.failed:
@@ -294,21 +337,12 @@ def _ingest(kb: KnowledgeBase, root: Path, corpus: Corpus,
     embed_seconds = 0.0
     if embedder is not None:
         started = time.perf_counter()
-        _embed(kb, embedder)
+        kb.embed(embedder, progress=progress)
         embed_seconds = time.perf_counter() - started
     return ingest_seconds, embed_seconds
 
 
-def _embed(kb: KnowledgeBase, embedder: str) -> None:
-    """Embed every chunk not embedded yet with ``embedder`` (stored vectors are reused)."""
-    embed = getattr(kb, "embed", None)
-    if embed is None:
-        raise InvalidInput("this glassrag has no dense retrieval yet (KnowledgeBase.embed)",
-                           field="embedder")
-    embed(embedder=embedder)
-
-
-def write_records(corpus: Corpus, target: Path) -> int:
+def write_records(corpus: Corpus, target: Path, *, title_in_text: bool = False) -> int:
     """The corpus as glassrag JSONL records (``doc_id``, ``title``, ``text``, public).
 
     A document with no text is indexed by its title (glassrag refuses empty text)."""
@@ -317,6 +351,8 @@ def write_records(corpus: Corpus, target: Path) -> int:
     with target.open("w", encoding="utf-8") as out:
         for doc_id, doc in corpus.items():
             text = doc["text"] if doc["text"].strip() else doc["title"] or doc_id
+            if title_in_text and doc["title"].strip() and doc["text"].strip():
+                text = f"{doc['title']}\n{text}"
             record = {"doc_id": doc_id, "source": doc_id, "roles": ["public"], "text": text}
             if doc["title"].strip():  # glassrag needs a title; without one it uses doc_id
                 record["title"] = doc["title"]
@@ -345,7 +381,8 @@ def _doc_run(kb: KnowledgeBase, text: str, want: int, per_doc: float, chunks: in
 
 def _run_bm25s(dataset: str, split: str, corpus: Corpus, queries: Mapping[str, str],
                qrels: Mapping[str, Mapping[str, int]], tokenizer: str,
-               params: dict[str, float], top_k: int, progress: Progress | None) -> BeirReport:
+               params: dict[str, float], top_k: int, progress: Progress | None,
+               title_in_text: bool = False) -> BeirReport:
     try:
         import bm25s
     except ImportError as exc:
@@ -356,35 +393,40 @@ def _run_bm25s(dataset: str, split: str, corpus: Corpus, queries: Mapping[str, s
     ids = list(corpus)
     started = time.perf_counter()
     vocab: dict[str, int] = {}
-    rows = [[vocab.setdefault(t, len(vocab)) for t in
-             tokenize(f"{corpus[d]['title']} {corpus[d]['text']}", tokenizer)] for d in ids]
+    # Title + " " + text, as BEIR's own BM25 baselines; title_in_text counts the title twice.
+    rows = [[vocab.setdefault(t, len(vocab)) for t in tokenize(
+        f"{corpus[d]['title']} " * (1 + title_in_text) + corpus[d]["text"], tokenizer)]
+        for d in ids]
     retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method="lucene")
     retriever.index(bm25s.tokenization.Tokenized(ids=rows, vocab=vocab), show_progress=False)
     ingest_seconds = time.perf_counter() - started
-    run: Run = {}
+    run: Run = {qid: {} for qid in queries}
     empty = 0
     started = time.perf_counter()
+    asked: dict[str, list[str]] = {}
     for done, (qid, text) in enumerate(queries.items(), start=1):
         tokens = unique_terms(tokenize(text, tokenizer))
-        terms = [vocab[t] for t in tokens if t in vocab]
-        if not terms:  # nothing searchable, or no term the corpus has: an empty ranking
-            run[qid] = {}
+        terms = [t for t in tokens if t in vocab]
+        if terms:
+            asked[qid] = terms
+        else:  # nothing searchable, or no term the corpus has: an empty ranking
             empty += not tokens
-        else:
-            k = min(top_k + (1 if qid in corpus else 0), len(ids))
-            found, scores = retriever.retrieve(
-                bm25s.tokenization.Tokenized(ids=[terms], vocab=vocab), k=k,
-                show_progress=False, n_threads=0)
-            run[qid] = {ids[int(i)]: float(s) for i, s in zip(found[0], scores[0], strict=True)
-                        if s > 0}
         if progress is not None:
             progress(done, len(queries))
+    if asked:
+        k = min(top_k + 1, len(ids))  # one more for a self-hit, dropped by _report
+        found, scores = retriever.retrieve(list(asked.values()), k=k, show_progress=False,
+                                           n_threads=0)
+        for row, qid in enumerate(asked):
+            run[qid] = {ids[int(i)]: float(s) for i, s in
+                        zip(found[row], scores[row], strict=True) if s > 0}
     search_seconds = time.perf_counter() - started
     return _report(dataset, split, qrels, run, docs=len(corpus), chunks=len(corpus),
                    mode="bm25", embedder=None, scorer=f"bm25s+{name}", top_k=top_k,
                    ingest_seconds=ingest_seconds, embed_seconds=0.0,
                    search_seconds=search_seconds, empty=empty, rerank=None, fusion=None,
-                   chunking={}, params={**params, "method": "lucene"})
+                   chunking={}, params={**params, "method": "lucene",
+                                        "title_in_text": title_in_text})
 
 
 def _report(dataset: str, split: str, qrels: Mapping[str, Mapping[str, int]], run: Run, *,
@@ -410,10 +452,16 @@ def _report(dataset: str, split: str, qrels: Mapping[str, Mapping[str, int]], ru
 # -- two configurations ---------------------------------------------------------------------
 
 
+_SPEC_NUMBERS = ("k1", "b", "rrf_k", "bm25_weight", "dense_weight", "candidates", "min_score")
+_SPEC_INTS = ("rrf_k", "candidates")
+_SPEC_KEYS = ("embedder", "rerank", "fusion", "tokenizer", *_SPEC_NUMBERS)
+
+
 def parse_spec(spec: str) -> dict[str, Any]:
     """``run_beir`` keyword arguments from a configuration string, for ``--compare``:
     ``MODE[,key=value…]`` with keys ``embedder``, ``rerank``, ``fusion``, ``tokenizer``,
-    ``k1``, ``b``; e.g. ``hybrid``, ``dense,embedder=st:all-MiniLM-L6-v2``,
+    ``k1``/``b`` (bm25s) and the numeric ``[dense]`` settings; e.g. ``hybrid``,
+    ``dense,embedder=st:all-MiniLM-L6-v2``, ``hybrid,fusion=weighted,dense_weight=2``,
     ``bm25,tokenizer=bigram,k1=1.5``. A bare ``bigram``/``analyzer``/``jieba`` means the
     bm25s scorer with that tokenizer."""
     head, *rest = [p.strip() for p in spec.split(",") if p.strip()] or [""]
@@ -428,15 +476,16 @@ def parse_spec(spec: str) -> dict[str, Any]:
     for part in rest:
         key, sep, value = part.partition("=")
         key = key.strip()
-        if not sep or key not in ("embedder", "rerank", "fusion", "tokenizer", "k1", "b"):
+        if not sep or key not in _SPEC_KEYS:
             raise InvalidInput(f"bad configuration part {part!r} in {spec!r}; use key=value"
-                               " with embedder, rerank, fusion, tokenizer, k1 or b",
-                               field="compare")
-        if key in ("k1", "b"):
+                               f" with one of {', '.join(_SPEC_KEYS)}", field="compare")
+        if key in _SPEC_NUMBERS:
             try:
-                out.setdefault("bm25", {})[key] = float(value)
+                number = float(value)
             except ValueError:
                 raise InvalidInput(f"{key}={value!r} is not a number", field="compare") from None
+            section = "bm25" if key in ("k1", "b") else "dense"
+            out.setdefault(section, {})[key] = int(number) if key in _SPEC_INTS else number
         else:
             out[key] = value.strip()
     return out

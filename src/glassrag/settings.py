@@ -100,6 +100,13 @@ class LLMSection(_Section):
                            **self.model_dump(exclude={"profile"}))
 
 
+class ServerSettings(_Section):
+    """The ``[server]`` section: ``glassrag serve`` and ``glassrag mcp``."""
+
+    allow_anonymous: bool = False
+    max_upload_bytes: int = Field(default=20_000_000, gt=0)
+
+
 class Settings(_Section):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
@@ -108,6 +115,7 @@ class Settings(_Section):
     answer: AnswerSection = Field(default_factory=AnswerSection)
     llm: LLMSection = Field(default_factory=LLMSection)
     dense: DenseSettings = Field(default_factory=DenseSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     def chunker_for(self, parser: str) -> str:
         """The default chunking strategy for documents produced by ``parser``."""
@@ -233,4 +241,11 @@ temperature = 0.0
 retries = 2
 # 429 and 5xx replies are retried with bounded backoff this many times.
 http_retries = 3
+
+[server]
+# Requests without a valid bearer token: false answers 401; true serves them as the
+# "anonymous" principal with the public role only.
+allow_anonymous = false
+# POST /documents rejects uploads larger than this (bytes) with 413.
+max_upload_bytes = 20000000
 """

@@ -108,6 +108,18 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 4: embeddings by chunk-text hash and model, and which model the knowledge base uses.
     EMBEDDINGS_DDL,
+    # 5: bearer tokens for the HTTP and MCP servers. Only the sha256 of a token is kept, so
+    # a copy of the database does not let anyone authenticate.
+    """
+    CREATE TABLE tokens (
+        token_hash TEXT PRIMARY KEY,
+        principal_id TEXT NOT NULL,
+        roles TEXT NOT NULL,
+        admin INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
