@@ -6,8 +6,9 @@ to name a principal or roles, and its input schema rejects unknown fields.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -61,9 +62,9 @@ def build_server(kb: KnowledgeBase, principal: Principal) -> Any:
 
     @server.tool(name="search_knowledge_base", structured_output=True)
     def search_knowledge_base(
-        query: str = Field(description="What to search for"),
-        top_k: int = Field(default=10, ge=1, le=100, description="How many hits"),
-        mode: Mode | None = Field(default=None, description="Retrieval mode"),
+        query: Annotated[str, Field(description="What to search for")],
+        top_k: Annotated[int, Field(ge=1, le=100, description="How many hits")] = 10,
+        mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
     ) -> dict[str, Any]:
         """Permitted passages for a query, with scores, matched terms and line numbers."""
         return _call(lambda: kb.search(query, principal=principal, top_k=top_k,
@@ -71,10 +72,10 @@ def build_server(kb: KnowledgeBase, principal: Principal) -> Any:
 
     @server.tool(name="ask", structured_output=True)
     def ask(
-        question: str = Field(description="The question"),
-        top_k: int | None = Field(default=None, ge=1, le=100,
-                                  description="How many passages the answer may draw on"),
-        mode: Mode | None = Field(default=None, description="Retrieval mode"),
+        question: Annotated[str, Field(description="The question")],
+        top_k: Annotated[int | None, Field(
+            ge=1, le=100, description="How many passages the answer may draw on")] = None,
+        mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
     ) -> dict[str, Any]:
         """An answer with status (answered, no_evidence, blocked_by_permission, unverified),
         verified citations, the evidence used and a trace id."""
@@ -86,13 +87,13 @@ def build_server(kb: KnowledgeBase, principal: Principal) -> Any:
 
 
 def _call(fn: Any) -> dict[str, Any]:
+    from mcp.server.mcpserver.exceptions import ToolError
+
     try:
         result: dict[str, Any] = fn()
     except GlassragError as exc:
         # The tool error text is the same JSON error shape the HTTP API uses.
-        import json
-
-        raise ValueError(json.dumps(exc.to_dict(), ensure_ascii=False)) from None
+        raise ToolError(json.dumps(exc.to_dict(), ensure_ascii=False)) from None
     return result
 
 
