@@ -5,12 +5,13 @@ glassrag and two peers run on the same corpus, in the same process, one after an
 * ``rank_bm25`` (``BM25Okapi``) -- what LangChain's ``BM25Retriever`` uses;
 * ``bm25s`` with its default backend -- what LlamaIndex's ``BM25Retriever`` uses.
 
-Both peers get the corpus and the queries already tokenized by ``glassrag.analysis.analyze``
-(unique query terms, as glassrag searches them), so all three systems score the same
-tokens. The peers' tokenization is *not* counted in their timings; glassrag's ingest and
-search timings include its own analysis. Neither peer has a role filter: they are timed
-unfiltered, and bm25s is also timed with a ``weight_mask`` that zeroes unreadable
-documents, the closest thing it has.
+Both peers get the corpus (title + text of each chunk, as glassrag indexes it) and the
+queries (unique terms, as glassrag searches them) already tokenized by
+``glassrag.analysis.analyze``, so all three systems score the same tokens. The peers'
+tokenization is *not* counted in their timings; glassrag's ingest and search timings
+include its own analysis. Neither peer has a role filter: they are timed unfiltered, and
+bm25s is also timed with a ``weight_mask`` that zeroes unreadable documents, the closest
+thing it has.
 
 Usage::
 
@@ -323,8 +324,12 @@ def tokenize_corpus(records: list[dict[str, Any]], analyze: Callable[[str], list
                     ) -> tuple[list[list[str]], float]:
     t0 = time.perf_counter()
     interned: dict[str, str] = {}
-    # Interning keeps 100k token lists to a few hundred MB; rank_bm25 holds all of them.
-    tokens = [[interned.setdefault(t, t) for t in analyze(r["text"])] for r in records]
+    # glassrag indexes every chunk's title tokens with its text tokens (seed 000 scores
+    # title + text), so the peers get the same. Interning keeps 100k token lists small.
+    tokens = [
+        [interned.setdefault(t, t) for t in analyze(r["title"]) + analyze(r["text"])]
+        for r in records
+    ]
     return tokens, time.perf_counter() - t0
 
 

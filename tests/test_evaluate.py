@@ -34,7 +34,7 @@ EXAMPLE_CASES = [
 
 def test_workshop_cases_reproduce_the_seed(kb: KnowledgeBase) -> None:
     kb.ingest([EXAMPLES / "workshop" / "documents.jsonl"])
-    report = run_cases(kb, load_cases(EXAMPLES / "workshop" / "cases.yaml"))
+    report = run_cases(kb, load_cases(EXAMPLES / "cases" / "workshop.yaml"))
     assert report.lines() == [
         "refund_window: PASS (answered, handbook.md#refund)",
         "api_key_setup: PASS (answered, setup.md#keys)",
@@ -49,7 +49,7 @@ def test_workshop_cases_reproduce_the_seed(kb: KnowledgeBase) -> None:
 def test_every_example_case_file_passes(kb: KnowledgeBase, name: str, corpus: Path,
                                         count: int) -> None:
     kb.ingest([corpus], exclude=["*.yaml"])
-    report = evaluate_file(kb, EXAMPLES / name / "cases.yaml")
+    report = evaluate_file(kb, EXAMPLES / "cases" / f"{name}.yaml")
     assert report.total == count
     assert report.passed == report.total, "\n".join(report.lines())
 
@@ -270,3 +270,10 @@ def test_gold_normalisation_and_answer_body() -> None:
     answer = Answer("answered", "Based on Super_Bowl_50_p0: It won.", (cite,), (), None)
     assert answer_body(answer) == "It won."
     assert not contains_gold(answer_body(answer), ("50",))
+
+
+def test_kb_evaluate_runs_a_case_file(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        kb.ingest([EXAMPLES / "workshop" / "documents.jsonl"])
+        report = kb.evaluate(EXAMPLES / "cases" / "workshop.yaml")
+        assert (report.passed, report.total) == (3, 3)

@@ -24,7 +24,7 @@ def _flow(say: Say, kb: KnowledgeBase, corpus: Path, cases: Path,
           questions: dict[str, str]) -> bool:
     from .evaluate import load_cases, run_cases
 
-    report = kb.ingest([corpus], exclude=["*.yaml", "*.yml"])
+    report = kb.ingest([corpus])
     chunks = [c for d in kb.documents() for c in kb.chunks(d.doc_id)]
     say("STEP 1: parse and chunk documents")
     say(f"chunks: {report.chunks}")
@@ -58,7 +58,7 @@ def run_demo(say: Say) -> bool:
     with tempfile.TemporaryDirectory(prefix="glassrag-demo-") as tmp:
         with KnowledgeBase.open(Path(tmp) / "workshop") as kb:
             ok &= _flow(say, kb, root / "workshop" / "documents.jsonl",
-                        root / "workshop" / "cases.yaml", {
+                        root / "cases" / "workshop.yaml", {
                             "answer": "How many days do learners have for refunds?",
                             "private": "What is the private beta roadmap for Q4?",
                             "unknown": "What is the cafeteria menu today?",
@@ -67,7 +67,7 @@ def run_demo(say: Say) -> bool:
         say("== the same flow on the Chinese fare rules (examples/fare-rules) ==")
         say("")
         with KnowledgeBase.open(Path(tmp) / "fare-rules") as kb:
-            ok &= _flow(say, kb, root / "fare-rules", root / "fare-rules" / "cases.yaml", {
+            ok &= _flow(say, kb, root / "fare-rules", root / "cases" / "fare-rules.yaml", {
                 "answer": "距离起飞不足4小时退票，退票费是多少？",
                 "unknown": "北京今天天气怎么样？",
             })

@@ -381,6 +381,12 @@ class KnowledgeBase:
         counts = overlap_tokens(hit.chunk.title + " " + hit.chunk.text)
         return {t: float(counts.count(t)) for t in hit.matched_terms}
 
+    def evaluate(self, path: str | Path) -> Any:
+        """Run a case file (YAML or JSONL) and return its report (``passed``, ``lines()``)."""
+        from .evaluate import evaluate_file
+
+        return evaluate_file(self, Path(path))
+
     def trace(self, trace_id: str, principal: Principal | None = None) -> dict[str, Any]:
         """A trace as ``principal`` may see it (None: the local operator, who sees all)."""
         with self.lock:

@@ -93,6 +93,33 @@ def bearer_token(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
+def current_principal(request: Request) -> Principal:
+    """The request's principal, from its bearer token and nothing else."""
+    kb: KnowledgeBase = request.app.state.kb
+    token = bearer_token(request)
+    if token is None:
+        if request.app.state.allow_anonymous:
+            return Principal(ANONYMOUS)
+        raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
+    # A token that was sent but is wrong is refused even when anonymous access is on:
+    # silently downgrading would hide a misconfigured client.
+    with kb.lock:
+        found = principal_for(kb.store, token)
+    if found is None:
+        raise Unauthorized("invalid or revoked token")
+    return found
+
+
+def admin_principal(who: Annotated[Principal, Depends(current_principal)]) -> Principal:
+    if not who.admin:
+        raise Forbidden("this operation needs an admin token")
+    return who
+
+
+Who = Annotated[Principal, Depends(current_principal)]
+Admin = Annotated[Principal, Depends(admin_principal)]
+
+
 def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> Any:
     """The FastAPI app serving the knowledge base at ``kb_path`` (one shared instance).
 
@@ -114,6 +141,7 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
                     "Authenticate with `Authorization: Bearer <token>`.",
     )
     app.state.kb = kb
+    app.state.allow_anonymous = anonymous
 
     @app.exception_handler(GlassragError)
     def _glassrag_error(_: Request, exc: GlassragError) -> JSONResponse:
@@ -139,28 +167,6 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
     def _internal_error(_: Request, exc: Exception) -> JSONResponse:
         return JSONResponse(error_body("internal_error", "internal server error", 500),
                             status_code=500)
-
-    def principal(request: Request) -> Principal:
-        token = bearer_token(request)
-        if token is None:
-            if anonymous:
-                return Principal(ANONYMOUS)
-            raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
-        # A token that was sent but is wrong is refused even when anonymous access is on:
-        # silently downgrading would hide a misconfigured client.
-        with kb.lock:
-            found = principal_for(kb.store, token)
-        if found is None:
-            raise Unauthorized("invalid or revoked token")
-        return found
-
-    def admin(who: Annotated[Principal, Depends(principal)]) -> Principal:
-        if not who.admin:
-            raise Forbidden("this operation needs an admin token")
-        return who
-
-    Who = Annotated[Principal, Depends(principal)]
-    Admin = Annotated[Principal, Depends(admin)]
 
     @app.get("/healthz", tags=["meta"])
     def healthz() -> dict[str, Any]:

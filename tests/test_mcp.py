@@ -1,0 +1,99 @@
+"""The MCP server through the SDK's own in-process client: tools, strict schemas, no leaks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+
+from mcp import Client  # noqa: E402
+
+from conftest import EXAMPLES, write_jsonl  # noqa: E402
+from glassrag import KnowledgeBase, Principal  # noqa: E402
+from glassrag.errors import GlassragError  # noqa: E402
+from glassrag.mcp_server import TOOL_NAMES, build_server, principal_from_token  # noqa: E402
+from glassrag.tokens import create_token  # noqa: E402
+from test_leak import PRINCIPALS, QUERIES, SECRETS, _check  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def leak_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mcp")
+    kb_dir = root / "kb"
+    with KnowledgeBase.open(kb_dir) as kb:
+        report = kb.ingest([EXAMPLES, write_jsonl(root / "secrets.jsonl", SECRETS)],
+                           exclude=["**/*.yaml", "README.md"])
+        assert report.failed == []
+    return kb_dir
+
+
+def _run(kb_dir: Path, principal: Principal, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    async def go() -> Any:
+        with KnowledgeBase.open(kb_dir) as kb:
+            async with Client(build_server(kb, principal)) as client:
+                tools = await client.list_tools()
+                results = [await client.call_tool(name, args) for name, args in calls]
+                return tools, results
+
+    return anyio.run(go)
+
+
+def test_tools_and_strict_schemas(leak_dir: Path) -> None:
+    tools, results = _run(leak_dir, Principal("p0"), [
+        ("search_knowledge_base", {"query": "refund days", "top_k": 3}),
+        ("ask", {"question": "How many days do learners have for refunds?"}),
+        ("ask", {"question": "refunds", "roles": ["hr"]}),
+        ("search_knowledge_base", {"query": "zebracanary", "principal": "root"}),
+        ("ask", {"question": "refunds", "admin": True}),
+        ("ask", {"question": " "}),
+    ])
+    assert sorted(t.name for t in tools.tools) == sorted(TOOL_NAMES)
+    for tool in tools.tools:
+        assert tool.input_schema["additionalProperties"] is False
+    search, answer, *rejected, empty = results
+    assert not search.is_error and 0 < len(search.structured_content["hits"]) <= 3
+    assert not answer.is_error and answer.structured_content["status"] == "answered"
+    assert answer.structured_content["citations"][0]["line_start"] >= 1
+    for result in rejected:
+        assert result.is_error and "Extra inputs are not permitted" in result.content[0].text
+    assert empty.is_error and '"code": "empty_query"' in empty.content[0].text
+
+
+def test_principal_comes_from_the_token(leak_dir: Path) -> None:
+    with KnowledgeBase.open(leak_dir) as kb:
+        with kb.lock:
+            token = create_token(kb.store, "hr-bot", ["hr"])
+        assert principal_from_token(kb, token) == Principal("hr-bot", ["hr"])
+        assert principal_from_token(kb, None, allow_anonymous=True) == Principal("anonymous")
+        for bad in (None, "grt_nope"):
+            with pytest.raises(GlassragError) as info:
+                principal_from_token(kb, bad)
+            assert info.value.status == 401
+    _, (hr,) = _run(leak_dir, Principal("hr-bot", ["hr"]),
+                    [("search_knowledge_base", {"query": "zebracanary", "top_k": 50})])
+    assert {h["doc_id"] for h in hr.structured_content["hits"]} == {
+        f"secretdoc-hr-{n}" for n in range(3)}
+
+
+@pytest.mark.parametrize("principal", PRINCIPALS, ids=lambda p: p.principal_id)
+def test_mcp_never_leaks(leak_dir: Path, principal: Principal) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for query in QUERIES:
+        calls += [("search_knowledge_base", {"query": query, "top_k": 50, "mode": mode})
+                  for mode in ("bm25", "overlap")]
+        calls.append(("ask", {"question": query, "top_k": 10}))
+    _, results = _run(leak_dir, principal, calls)
+    for (name, _), result in zip(calls, results):
+        assert not result.is_error, result.content
+        data = dict(result.structured_content)
+        data.pop("question", None)
+        for text in [json.dumps(data, ensure_ascii=False)] + [
+                json.dumps({k: v for k, v in json.loads(c.text).items()
+                            if k not in ("question", "query", "query_terms")},
+                           ensure_ascii=False) for c in result.content]:
+            _check(text, principal, f"mcp {name}")
