@@ -9,13 +9,13 @@ failed embedding run resumes where it stopped (``glassrag embed``).
 from __future__ import annotations
 
 import contextlib
-import fcntl
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from pathlib import Path
 
 from . import vectorstore
 from .embedders import Embedder, Progress, parse_embedder
 from .errors import InvalidInput
+from .locks import exclusive
 from .store import Store
 from .vectors import VectorIndex, VectorMatch
 from .vectorstore import EmbedReport
@@ -48,15 +48,9 @@ class DenseSide:
             self._embedder = parse_embedder(self.spec)
         return self._embedder
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.directory.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.directory.parent / "index.lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        # The lexical index's lock: derived indexes are maintained one writer at a time.
+        return exclusive(self.directory.parent / "index.lock")
 
     def index(self) -> VectorIndex:
         """The vector index, loaded or rebuilt, caught up with the change log."""

@@ -12,7 +12,6 @@ between the Tantivy commit and the state write only means some changes are repla
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 import tantivy
 
 from .faults import crash_point
+from .locks import exclusive
 from .store import Store
 
 STATE_NAME = "state.json"
@@ -75,15 +75,9 @@ class LexicalIndex:
         os.replace(tmp, self.directory / STATE_NAME)
         self.applied_seq = seq
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         # One writer at a time across processes; Tantivy's own lock would raise instead.
-        with open(self.directory.parent / "index.lock", "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        return exclusive(self.directory.parent / "index.lock")
 
     # -- maintenance ---------------------------------------------------------------------
     def catch_up(self, store: Store) -> int:
