@@ -88,12 +88,15 @@ def test_mcp_never_leaks(leak_dir: Path, principal: Principal) -> None:
                   for mode in ("bm25", "overlap")]
         calls.append(("ask", {"question": query, "top_k": 10}))
     _, results = _run(leak_dir, principal, calls)
-    for (name, _), result in zip(calls, results):
-        assert not result.is_error, result.content
+    assert sum(not r.is_error for r in results) > len(results) // 2
+    for (name, _), result in zip(calls, results, strict=True):
+        if result.is_error:  # e.g. a query of stop words only: the message must not leak
+            _check(result.content[0].text, principal, f"mcp {name} error")
+            continue
         data = dict(result.structured_content)
         data.pop("question", None)
-        for text in [json.dumps(data, ensure_ascii=False)] + [
-                json.dumps({k: v for k, v in json.loads(c.text).items()
-                            if k not in ("question", "query", "query_terms")},
-                           ensure_ascii=False) for c in result.content]:
-            _check(text, principal, f"mcp {name}")
+        _check(json.dumps(data, ensure_ascii=False), principal, f"mcp {name}")
+        for content in result.content:
+            text = {k: v for k, v in json.loads(content.text).items()
+                    if k not in ("question", "query", "query_terms")}
+            _check(json.dumps(text, ensure_ascii=False), principal, f"mcp {name} text")

@@ -64,7 +64,7 @@ def list_tokens(store: Store) -> list[dict[str, Any]]:
     """Every token (by a short prefix of its hash, never the secret), oldest first."""
     rows = store.db.execute(
         "SELECT token_hash, principal_id, roles, admin, created_at, revoked_at FROM tokens"
-        " ORDER BY created_at, token_hash"
+        " ORDER BY rowid"
     ).fetchall()
     return [
         {
