@@ -1,0 +1,238 @@
+"""The ``glassrag`` commands about answers: ask, inspect, trace, traces, llm check, eval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from .cli import (
+    EXIT_FAILED,
+    EXIT_INVALID,
+    _errors,
+    _open,
+    _principal,
+    _print_json,
+    _progress,
+    app,
+    err,
+    llm_app,
+    out,
+    state,
+    traces_app,
+)
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question"),
+    role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
+    top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks [default: 5]"),
+    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
+    terms: list[str] = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the evidence and the exact model request; no trace"
+    ),
+    llm: str | None = typer.Option(
+        None, "--llm", help="Answer with a model profile: openai, openai-responses, deepseek, "
+        "ollama, vllm, llamacpp [default: the [llm] settings, else extractive]",
+    ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
+    ),
+    rerank: str | None = typer.Option(None, help="lexical | cross:PATH"),
+) -> None:
+    """Answer from permitted evidence with verified citations, or say why not."""
+    with _errors(as_json):
+        kb = _open()
+        try:
+            if dry_run:
+                _print_json(kb.dry_run(question, principal=_principal(role), top_k=top_k,
+                                       mode=mode, terms=terms or None, llm=llm,
+                                       embedder=embedder, rerank=rerank))
+                return
+            answer = kb.ask(question, principal=_principal(role), top_k=top_k, mode=mode,
+                            terms=terms or None, llm=llm, embedder=embedder, rerank=rerank)
+        finally:
+            kb.close()
+    if as_json:
+        _print_json(answer)
+        return
+    out.print(f"status: {answer.status}", markup=False)
+    out.print(f"answer: {answer.answer}", markup=False)
+    if answer.citations:
+        out.print("citations:", markup=False)
+    for n, c in enumerate(answer.citations, start=1):
+        page = f" page {c.page}" if c.page is not None else ""
+        out.print(f"  [{n}] {c.source}{page} lines {c.line_start}-{c.line_end} "
+                  f"({c.chunk_id}, version {c.doc_version}): {c.quote}", markup=False)
+    out.print(f"trace_id: {answer.trace_id}", markup=False)
+
+
+@app.command()
+def inspect(
+    question: str = typer.Argument(..., help="The question"),
+    role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
+    top_k: int | None = typer.Option(None, "--top-k", help="How many get selected"),
+    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
+    terms: list[str] = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
+    ),
+    rerank: str | None = typer.Option(None, help="lexical | cross:PATH"),
+) -> None:
+    """Every candidate ranked: score, per-term contributions, lines, selected or not and why."""
+    with _errors(as_json):
+        kb = _open()
+        try:
+            view = kb.inspect(question, principal=_principal(role), top_k=top_k, mode=mode,
+                              terms=terms or None, embedder=embedder, rerank=rerank)
+        finally:
+            kb.close()
+    if as_json:
+        _print_json(view)
+        return
+    table = Table(title=f"{len(view['candidates'])} candidates ({view['mode']}, "
+                        f"top_k {view['top_k']})")
+    for column in ("#", "score", "chunk_id", "lines", "matched", "contributions", "selected",
+                   "why"):
+        table.add_column(column, overflow="fold")
+    for row in view["candidates"]:
+        contributions = ", ".join(f"{t}={v:.3f}" for t, v in row["contributions"].items())
+        table.add_row(str(row["rank"]), f"{row['score']:.3f}", row["chunk_id"],
+                      f"{row['line_start']}-{row['line_end']}", ", ".join(row["matched_terms"]),
+                      contributions, "yes" if row["selected"] else "no", row["why"])
+    out.print(table, markup=False)
+    out.print(f"query terms: {', '.join(view['query_terms'])}", markup=False)
+    out.print(f"selected_ids: {', '.join(view['selected_ids']) or 'none'}", markup=False)
+    if view["blocked_count"]:
+        out.print(f"matching chunks you may not read: {view['blocked_count']}")
+
+
+@app.command()
+def trace(
+    trace_id: str = typer.Argument(..., help="A trace id from ask"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    export: Path | None = typer.Option(
+        None, "--export", help="Write the run records (JSON files) into this directory"
+    ),
+) -> None:
+    """Show a trace: question, candidates, evidence versions, verdicts, answer, timings."""
+    with _errors(as_json):
+        kb = _open()
+        try:
+            if export is not None:
+                for path in kb.export_trace(trace_id, export):
+                    out.print(str(path), markup=False)
+                return
+            body = kb.trace(trace_id)
+        finally:
+            kb.close()
+    if as_json:
+        _print_json(body)
+        return
+    out.print(f"trace_id: {body['trace_id']}  ({body['created_at']})", markup=False)
+    p = body["principal"]
+    out.print(f"principal: {p['principal_id']} roles={','.join(p['roles'])}", markup=False)
+    out.print(f"question: {body['question']}", markup=False)
+    out.print(f"settings: {json.dumps(body['settings'], ensure_ascii=False)}", markup=False)
+    out.print(f"permitted_count: {body['permitted_count']}  "
+              f"blocked_count: {body['blocked_count']}", markup=False)
+    for c in body["candidates"]:
+        tag = "permitted" if c["permitted"] else "BLOCKED"
+        out.print(f"  candidate {c['chunk_id']} score={c['score']:.3f} {tag} "
+                  f"lines {c['line_start']}-{c['line_end']}", markup=False)
+    for e in body["evidence"]:
+        out.print(f"  evidence {e['chunk_id']} {e['source']} v{e['doc_version']} "
+                  f"sha256:{e['content_hash'][:12]}", markup=False)
+    out.print(f"status: {body['status']} (reported: {body['reported_status']})", markup=False)
+    out.print(f"answer: {body['answer']}", markup=False)
+    out.print(f"verification: {'ok' if body['verification']['ok'] else 'FAILED'} "
+              f"{'; '.join(body['verification']['problems'])}", markup=False)
+    out.print(f"timings_ms: {json.dumps(body['timings_ms'])}", markup=False)
+
+
+@traces_app.command("list")
+def traces_list(
+    limit: int = typer.Option(20, help="How many, newest first"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+) -> None:
+    """The most recent traces."""
+    with _errors(as_json):
+        kb = _open()
+        rows = kb.traces(limit=limit)
+        kb.close()
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title=f"{len(rows)} traces")
+    for column in ("trace_id", "created_at", "principal", "status", "question"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        table.add_row(r["trace_id"], r["created_at"], r["principal_id"], r["status"],
+                      r["question"])
+    out.print(table, markup=False)
+
+
+@llm_app.command("check")
+def llm_check(
+    llm: str | None = typer.Option(None, "--llm", help="Profile [default: the [llm] settings]"),
+    all_modes: bool = typer.Option(False, "--all", help="Try every structured-output mode"),
+) -> None:
+    """Send one tiny request and report what the endpoint supports."""
+    from .kb import resolve_kb_path
+    from .llm import check
+    from .settings import Settings, load_settings
+
+    with _errors(True):
+        kb_dir = resolve_kb_path(state.kb_path)
+        settings = load_settings(kb_dir) if kb_dir.exists() else Settings()
+        report = check(settings.llm.to_llm_settings(llm), all_modes=all_modes)
+    _print_json(report)
+    if not report.get("ok"):
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command(name="eval")
+def eval_command(
+    cases: Path | None = typer.Argument(None, help="Case file (.yaml or .jsonl)"),
+    qa: Path | None = typer.Option(None, "--qa", help="A QA set in BEIR layout"),
+    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
+    top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks per question"),
+    limit: int | None = typer.Option(None, help="--qa: only the first N questions"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+) -> None:
+    """Run behavioural cases (PASS/FAIL, passed: N/M) or a QA benchmark (--qa DIR)."""
+    from .evaluate import load_cases, run_cases, run_qa
+
+    if (cases is None) == (qa is None):
+        err.print("[red]error:[/red] give either a case file or --qa DIR", markup=True)
+        raise typer.Exit(EXIT_INVALID)
+    report: Any
+    with _errors(as_json):
+        if qa is not None:
+            with _progress("asking") as tick:
+                report = run_qa(qa, mode=mode or "bm25", top_k=top_k, limit=limit,
+                                progress=tick)
+            ok = True
+        else:
+            kb = _open()
+            try:
+                case_list = load_cases(cases)  # type: ignore[arg-type]
+                with _progress("evaluating") as tick:
+                    report = run_cases(kb, case_list, progress=tick)
+            finally:
+                kb.close()
+            ok = report.passed == report.total
+    if as_json:
+        _print_json(report)
+    else:
+        for line in report.lines():
+            out.print(line, markup=False)
+    if not ok:
+        raise typer.Exit(EXIT_FAILED)
