@@ -170,15 +170,16 @@ def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieva
 
 def _hits(store: Store, matches: Sequence[LexicalMatch | VectorMatch], terms: list[str],
           name: str = "bm25") -> list[Hit]:
-    rowids = [m.rowid for m in matches]
-    chunks = store.chunks_by_rowid(rowids)
-    tokens = store.tokens_by_rowid(rowids)
+    if not matches:
+        return []
+    rows = store.chunks_with_tokens([m.rowid for m in matches])
     hits = []
     for rank, match in enumerate(matches, start=1):
-        chunk = chunks.get(match.rowid)
-        if chunk is None:  # index ahead of a concurrent delete; skip, never guess
+        row = rows.get(match.rowid)
+        if row is None:  # index ahead of a concurrent delete; skip, never guess
             continue
-        present = set(tokens.get(match.rowid, "").split())
+        chunk, tokens = row
+        present = set(tokens.split())
         hits.append(Hit(
             chunk=chunk, score=match.score,
             matched_terms=tuple(t for t in terms if t in present),

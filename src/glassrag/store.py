@@ -8,6 +8,7 @@ the previous state intact (SQLite rolls the transaction back).
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -317,12 +318,17 @@ class Store:
         )
         return {r[0]: _chunk(r) for r in rows}
 
-    def tokens_by_rowid(self, rowids: Sequence[int]) -> dict[int, str]:
+    def chunks_with_tokens(self, rowids: Sequence[int]) -> dict[int, tuple[Chunk, str]]:
+        """Chunks and their analysed tokens in one query (the search hot path)."""
         if not rowids:
             return {}
         marks = ",".join("?" * len(rowids))
-        rows = self.db.execute(f"SELECT id, tokens FROM chunks WHERE id IN ({marks})", list(rowids))
-        return {r[0]: r[1] for r in rows}
+        rows = self.db.execute(
+            f"SELECT {_CHUNK_COLUMNS}, c.tokens FROM chunks c JOIN documents d USING (doc_id)"
+            f" WHERE c.id IN ({marks})",
+            list(rowids),
+        )
+        return {r[0]: (_chunk(r), r[17]) for r in rows}
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
         rows = self.db.execute(
@@ -434,10 +440,16 @@ def _document(row: sqlite3.Row) -> Document:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _roles(text: str) -> tuple[str, ...]:
+    # A knowledge base has a handful of distinct role sets; parse each JSON list once.
+    return tuple(json.loads(text))
+
+
 def _chunk(row: Sequence[Any]) -> Chunk:
     return Chunk(
         chunk_id=row[1], doc_id=row[2], ordinal=row[3], text=row[4], line_start=row[5],
         line_end=row[6], char_start=row[7], char_end=row[8], heading=row[9],
-        roles=tuple(json.loads(row[10])), doc_version=row[11], content_hash=row[12],
+        roles=_roles(row[10]), doc_version=row[11], content_hash=row[12],
         title=row[13], source=row[14], page=row[15], slide=row[16],
     )
