@@ -133,3 +133,19 @@ def test_python_dash_m_entry_point(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )
     assert json.loads(found.stdout)["hits"][0]["source"] == "setup.md#keys"
+
+
+def test_eval_beir_and_compare(run) -> None:
+    from conftest import SHARED
+
+    xquad = SHARED / "benchmarks" / "xquad-en"
+    if not xquad.exists():
+        pytest.skip("the shared benchmarks are not beside this checkout")
+    single = run("eval", "--beir", str(xquad), "--limit", "30", "--json", kb_dir=None)
+    assert single.exit_code == 0, single.output
+    [report] = json.loads(single.stdout)
+    assert report["n"] == 30 and report["metrics"]["ndcg@10"] > 0.8
+    both = run("eval", "--beir", str(xquad), "--limit", "30", "--compare", "hybrid",
+               "--embedder", "hash:64", kb_dir=None)
+    assert both.exit_code == 0, both.output
+    assert "ndcg@10" in both.stdout and "hybrid" in both.stdout

@@ -202,19 +202,29 @@ def llm_check(
 def eval_command(
     cases: Path | None = typer.Argument(None, help="Case file (.yaml or .jsonl)"),
     qa: Path | None = typer.Option(None, "--qa", help="A QA set in BEIR layout"),
+    beir: Path | None = typer.Option(None, "--beir", help="A retrieval set in BEIR layout"),
     mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
+    embedder: str | None = typer.Option(None, "--embedder", help="For dense and hybrid"),
+    split: str = typer.Option("test", help="--beir: the qrels split"),
+    compare: str | None = typer.Option(
+        None, help="--beir: a second configuration, e.g. 'hybrid,fusion=weighted'"
+    ),
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks per question"),
-    limit: int | None = typer.Option(None, help="--qa: only the first N questions"),
+    limit: int | None = typer.Option(None, help="--qa/--beir: only the first N questions"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
-    """Run behavioural cases (PASS/FAIL, passed: N/M) or a QA benchmark (--qa DIR)."""
+    """Run behavioural cases (PASS/FAIL, passed: N/M), a QA benchmark (--qa DIR) or a
+    retrieval benchmark (--beir DIR: nDCG@10, recall@100, MRR@10)."""
     from .evaluate import load_cases, run_cases, run_qa
 
-    if (cases is None) == (qa is None):
-        err.print("[red]error:[/red] give either a case file or --qa DIR", markup=True)
+    if sum(x is not None for x in (cases, qa, beir)) != 1:
+        err.print("[red]error:[/red] give one of: a case file, --qa DIR, --beir DIR", markup=True)
         raise typer.Exit(EXIT_INVALID)
     report: Any
     with _errors(as_json):
+        if beir is not None:
+            _eval_beir(beir, mode or "bm25", embedder, split, compare, limit, as_json)
+            return
         if qa is not None:
             with _progress("asking") as tick:
                 report = run_qa(qa, mode=mode or "bm25", top_k=top_k, limit=limit,
@@ -236,3 +246,24 @@ def eval_command(
             out.print(line, markup=False)
     if not ok:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _eval_beir(directory: Path, mode: str, embedder: str | None, split: str,
+               compare: str | None, limit: int | None, as_json: bool) -> None:
+    from .beir_eval import compare as side_by_side
+    from .beir_eval import parse_spec, run_beir, run_pair
+
+    first: dict[str, Any] = {"mode": mode, "embedder": embedder}
+    with _progress("retrieving") as tick:
+        if compare is None:
+            reports = [run_beir(directory, split=split, limit=limit, progress=tick, **first)]
+        else:
+            second = {"embedder": embedder, **parse_spec(compare)}
+            reports = list(run_pair(directory, first, second, split=split, limit=limit,
+                                    progress=tick))
+    if as_json:
+        _print_json([r.to_dict() for r in reports])
+        return
+    lines = reports[0].lines() if len(reports) == 1 else side_by_side(*reports)
+    for line in lines:
+        out.print(line, markup=False)
