@@ -321,32 +321,3 @@ def test_filtered_search_equals_filtering_the_full_ranking(kb: KnowledgeBase,
                 round(h.score, 4) for h in readable[:top_k]]
             assert all(principal.can_read(h.chunk.roles) for h in got.hits)
             assert got.blocked_count == len(full) - len(readable)
-
-
-def test_parallel_preparation_matches_sequential(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Big files are chunked and analysed in worker processes: same result, same order."""
-    import glassrag.ingest as ingest_module
-
-    records = [{"doc_id": f"d{i}", "roles": ["public"] if i % 2 else ["hr"],
-                "text": f"Otters {i} hold hands. They sleep in rafts number {i}."}
-               for i in range(1200)]
-    records.append({"doc_id": "bad", "text": "x" * 10})
-    corpus = write_jsonl(tmp_path / "big.jsonl", records)
-    results = []
-    for minimum in (10**9, 50):
-        monkeypatch.setattr(ingest_module, "PARALLEL_MIN", minimum)
-        monkeypatch.setattr(ingest_module, "_PARALLEL_BATCH", 100)
-        with KnowledgeBase.open(tmp_path / f"kb-{minimum}") as kb:
-            report = kb.ingest([corpus])
-            chunks = [(c.chunk_id, c.text, c.line_start)
-                      for d in kb.documents() for c in kb.chunks(d.doc_id)]
-            tokens = kb.store.db.execute("SELECT tokens FROM chunks ORDER BY id").fetchall()
-            results.append((report.added, report.chunks, chunks, tokens,
-                            [d.doc_id for d in kb.documents()]))
-            assert kb.search("otters rafts", principal=HR_AND_PUBLIC, top_k=5).hits
-    assert results[0] == results[1]
-    assert results[0][0] == 1201
-
-
-HR_AND_PUBLIC = Principal("h", roles=["hr"])

@@ -8,14 +8,10 @@ old chunks in one transaction. Every bad file or record becomes one entry in
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import multiprocessing
-import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,7 +126,6 @@ def run_ingest(
         pending_files.clear()
         crash_point("ingest.after_commit")
 
-    pool: ProcessPoolExecutor | None = None
     base_key = _settings_key(settings, options, chunk_options)
     parse_options = ParseOptions(csv_template=settings.ingest.csv_template or None)
     for number, (file, root) in enumerate(files, start=1):
@@ -172,10 +167,7 @@ def run_ingest(
             produced.append(doc.doc_id)
             fresh.append(doc)
         context = _Context(relpath, settings, rules, options, chunk_options, known)
-        if pool is None and len(fresh) >= PARALLEL_MIN:
-            pool = _start_pool(context)
-        prepared = (_prepare_in(pool, context, fresh) if pool is not None
-                    else (_prepare_one(context, doc) for doc in fresh))
+        prepared = (_prepare_one(context, doc) for doc in fresh)
         for doc, new in zip(fresh, prepared, strict=True):
             if isinstance(new, str):
                 report.failed.append(FailedInput(str(file), f"{doc.doc_id}: {new}"))
@@ -197,8 +189,6 @@ def run_ingest(
         if progress is not None:
             progress(number, len(files))
     flush()
-    if pool is not None:
-        pool.shutdown()
     if options.prune:
         report.deleted = _prune(store, files, paths, seen, read_ok)
     report.took_ms = (time.perf_counter() - started) * 1000
@@ -244,13 +234,6 @@ def _skip_unchanged(store: Store, path: str, digest: str | None, file_key: str,
     return doc_ids
 
 
-# Files with at least this many documents are chunked and analysed in worker processes (the
-# CPU-bound part), while this process reads, writes SQLite and feeds the index. Smaller
-# batches are not worth a worker's start-up.
-PARALLEL_MIN = 2000
-_PARALLEL_BATCH = 500
-
-
 @dataclass(frozen=True)
 class _Context:
     relpath: str
@@ -261,39 +244,13 @@ class _Context:
     known: dict[str, tuple[str, int, str | None, str]]
 
 
-# Set before the worker processes fork, so the large `known` map is inherited, not pickled.
-_WORKER_CONTEXT: _Context | None = None
-
-
 def _prepare_one(context: _Context, doc: SourceDocument) -> NewDocument | None | str:
-    """Prepare one document; a failure comes back as its message (it must cross processes)."""
+    """Prepare one document; a failure comes back as its message."""
     try:
         return _prepare(doc, context.relpath, context.settings, context.rules, context.options,
                         context.chunk_options, context.known)
     except GlassragError as exc:
         return exc.message
-
-
-def _prepare_batch(relpath: str, docs: list[SourceDocument]) -> list[NewDocument | None | str]:
-    assert _WORKER_CONTEXT is not None
-    context = dataclasses.replace(_WORKER_CONTEXT, relpath=relpath)
-    return [_prepare_one(context, doc) for doc in docs]
-
-
-def _start_pool(context: _Context) -> ProcessPoolExecutor | None:
-    global _WORKER_CONTEXT
-    if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    _WORKER_CONTEXT = context
-    return ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork"))
-
-
-def _prepare_in(pool: ProcessPoolExecutor, context: _Context,
-                docs: list[SourceDocument]) -> Iterator[NewDocument | None | str]:
-    """Results in document order; the pool works ahead while the caller writes SQLite."""
-    batches = [docs[i : i + _PARALLEL_BATCH] for i in range(0, len(docs), _PARALLEL_BATCH)]
-    for results in pool.map(_prepare_batch, [context.relpath] * len(batches), batches):
-        yield from results
 
 
 def _relpath(file: Path, root: Path) -> str:
