@@ -132,6 +132,16 @@ def test_dense_and_hybrid_with_hash_embedder(beir_set: Path, tmp_path: Path) -> 
     assert "per query" in lines[-1]
 
 
+def test_embedder_only_for_dense_and_hybrid(beir_set: Path, tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    lexical = run_beir(beir_set, embedder="hash:64", kb_path=kb)
+    assert lexical.embedder is None and lexical.embed_seconds == 0.0  # bm25 never embeds
+    run_beir(beir_set, mode="dense", embedder="hash:64", kb_path=kb)
+    recorded = run_beir(beir_set, mode="dense", kb_path=kb)  # the recorded embedder
+    assert recorded.embedder == "hash:64" and recorded.per_query["q1"] == 1.0
+    assert run_beir(beir_set, tokenizer="bigram", embedder="hash:64").scorer == "bm25s+bigram"
+
+
 def test_rerank_lexical(beir_set: Path) -> None:
     report = run_beir(beir_set, rerank="lexical")
     assert report.rerank == "lexical" and report.per_query["q1"] == 1.0
@@ -141,7 +151,8 @@ def test_bm25s_scorer_and_tokenizers(tmp_path: Path) -> None:
     root = make(tmp_path / "zh", corpus=[
         {"_id": "z1", "title": "退款", "text": "退款将在五天内退回。"},
         {"_id": "z2", "title": "运输", "text": "包裹由快递在两天内送达。"},
-    ], queries=[{"_id": "a", "text": "退款多久退回"}], qrels="query-id\tcorpus-id\tscore\na\tz1\t1\n")
+    ], queries=[{"_id": "a", "text": "退款多久退回"}],
+        qrels="query-id\tcorpus-id\tscore\na\tz1\t1\n")
     jieba = run_beir(root, tokenizer="jieba")
     bigram = run_beir(root, tokenizer="bigram", bm25={"k1": 1.5})
     assert jieba.scorer == "bm25s+analyzer" and bigram.scorer == "bm25s+bigram"

@@ -219,12 +219,14 @@ def run_beir(
     """Evaluate one retrieval configuration on the BEIR-layout set in ``directory``.
 
     ``mode``, ``embedder`` and ``rerank`` (``lexical`` or ``cross:PATH``) go to
-    :meth:`KnowledgeBase.search`. ``fusion`` (``rrf`` or ``weighted``) and ``dense``
-    (any ``[dense]`` setting: ``rrf_k``, ``bm25_weight``, ``dense_weight``, ``candidates``,
-    ``min_score``) override the knowledge base's settings for this run; by default
-    ``min_score`` is -1 (:data:`EVAL_DENSE`) so the cosine threshold, which exists to
-    answer ``no_evidence``, does not cut rankings short. With an embedder the chunks are
-    embedded after ingest (timed apart; vectors already stored are reused).
+    :meth:`KnowledgeBase.search`; ``embedder`` is ignored unless ``mode`` is ``dense`` or
+    ``hybrid`` (without one, the knowledge base's configured or recorded embedder is used).
+    ``fusion`` (``rrf`` or ``weighted``) and ``dense`` (any ``[dense]`` setting: ``rrf_k``,
+    ``bm25_weight``, ``dense_weight``, ``candidates``, ``min_score``) override the knowledge
+    base's settings for this run; by default ``min_score`` is -1 (:data:`EVAL_DENSE`) so the
+    cosine threshold, which exists to answer ``no_evidence``, does not cut rankings short.
+    With an embedder the chunks are embedded after ingest (timed apart; vectors already
+    stored are reused).
 
     ``kb_path`` keeps the knowledge base there; when it already holds exactly the corpus'
     documents, ingest is skipped (so a second configuration reuses the index and stored
@@ -250,10 +252,12 @@ def run_beir(
     if limit is not None:
         queries = dict(list(queries.items())[:limit])
         qrels = {q: qrels[q] for q in queries}
+    if mode not in ("dense", "hybrid"):
+        embedder = None  # only dense and hybrid use one: bm25 runs never embed
     if tokenizer is not None:
-        if mode != "bm25" or embedder or rerank or fusion or dense:
+        if mode != "bm25" or rerank or fusion or dense:
             raise InvalidInput("tokenizer= selects the bm25s scorer: it takes mode 'bm25' and"
-                               " no embedder, rerank or fusion", field="tokenizer")
+                               " no rerank, fusion or dense settings", field="tokenizer")
         return _run_bm25s(directory.name, split, corpus, queries, qrels, tokenizer,
                           dict(BM25_DEFAULTS, **(bm25 or {})), top_k, progress, title_in_text)
     if bm25:
@@ -276,6 +280,11 @@ def run_beir(
             ingest_seconds, embed_seconds = _ingest(kb, root, corpus, embedder, progress,
                                                     title_in_text)
             chunks = int(kb.status().get("chunks", 0))
+            if mode in ("dense", "hybrid") and embedder is None:
+                side = kb.dense(None)  # the configured or recorded embedder, for the report
+                label = side.spec if side is not None else None
+            else:
+                label = embedder
             options: dict[str, Any] = {"mode": mode}
             options.update({k: v for k, v in (("embedder", embedder), ("rerank", rerank))
                             if v is not None})
@@ -294,7 +303,7 @@ def run_beir(
                     progress(done, len(queries))
             search_seconds = time.perf_counter() - started
     return _report(directory.name, split, qrels, run, docs=len(corpus), chunks=chunks,
-                   mode=mode, embedder=embedder, scorer="glassrag", top_k=top_k,
+                   mode=mode, embedder=label, scorer="glassrag", top_k=top_k,
                    ingest_seconds=ingest_seconds, embed_seconds=embed_seconds,
                    search_seconds=search_seconds, empty=empty, rerank=rerank,
                    fusion=fusion if mode == "hybrid" else None, chunking=chunk_settings,

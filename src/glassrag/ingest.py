@@ -8,10 +8,12 @@ old chunks in one transaction. Every bad file or record becomes one entry in
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +81,23 @@ def _fingerprint(doc: SourceDocument, roles: Sequence[str], chunker: str, option
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cycle collector for the duration of an ingest.
+
+    Ingest allocates millions of short-lived, acyclic objects (records, token lists), which
+    refcounting frees; the generational collector only re-scans them. Pausing it measured
+    ~10% less CPU per ingest.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def run_ingest(
     store: Store,
     paths: Sequence[str | Path],
@@ -86,6 +105,19 @@ def run_ingest(
     rules: RolesRules,
     options: IngestOptions,
     progress: Progress | None = None,
+) -> IngestReport:
+    """Ingest ``paths`` into ``store`` (the caller then lets the indexes catch up)."""
+    with _collector_paused():
+        return _run_ingest(store, paths, settings, rules, options, progress)
+
+
+def _run_ingest(
+    store: Store,
+    paths: Sequence[str | Path],
+    settings: Settings,
+    rules: RolesRules,
+    options: IngestOptions,
+    progress: Progress | None,
 ) -> IngestReport:
     started = time.perf_counter()
     report = IngestReport()
