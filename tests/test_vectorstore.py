@@ -19,6 +19,7 @@ from glassrag.vectorstore import (
     check_model,
     chunk_text_hash,
     embed_pending,
+    embedding_text,
     get_vectors,
     load_vector_rows,
     record_model,
@@ -31,8 +32,9 @@ DOCS = [
      "text": "Refunds are paid within 14 days."},
     {"doc_id": "salaries", "title": "Salaries", "source": "s.md", "roles": ["finance"],
      "text": "Salary bands are reviewed every March."},
-    {"doc_id": "copy", "title": "Copy", "source": "c.md", "roles": ["employee"],
-     "text": "Refunds are paid within 14 days."},  # same text as refunds: embedded once
+    # Same title and text as refunds (what is embedded): one vector serves both.
+    {"doc_id": "copy", "title": "Refunds", "source": "c.md", "roles": ["employee"],
+     "text": "Refunds are paid within 14 days."},
     {"doc_id": "badges", "title": "Badges", "source": "b.md", "roles": ["employee"],
      "text": "Badges open every door on the ground floor."},
 ]
@@ -74,7 +76,7 @@ def test_embed_pending_caches_by_text_hash(loaded: KnowledgeBase) -> None:
     assert seen[-1] == (3, 3)
     again = embed_pending(db, HashEmbedder(64))
     assert (again.embedded, again.cached, again.doc_ids) == (0, 4, [])
-    text = str(DOCS[0]["text"])
+    text = embedding_text(str(DOCS[0]["title"]), str(DOCS[0]["text"]))
     stored = get_vectors(db, "hash:64", [chunk_text_hash(text)])
     np.testing.assert_allclose(next(iter(stored.values())), HashEmbedder(64).embed([text])[0])
     # Another model is a separate set of vectors.

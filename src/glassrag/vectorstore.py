@@ -144,17 +144,32 @@ def embed_pending(db: sqlite3.Connection, embedder: Embedder, progress: Progress
     return report
 
 
+def embedding_text(title: str, text: str) -> str:
+    """What is embedded for a chunk: its document's title, then its text.
+
+    The lexical index scores the title with every chunk too; for dense retrieval it measured
+    SciFact nDCG@10 0.6402 -> 0.6451 (dense) and 0.7027 -> 0.7167 (hybrid, RRF).
+    """
+    return f"{title}\n{text}" if title else text
+
+
+_TEXTS_SQL = "SELECT c.doc_id, d.title, c.text FROM chunks c JOIN documents d USING (doc_id)"
+
+
 def _chunk_texts(db: sqlite3.Connection,
                  doc_ids: Iterable[str] | None) -> Iterable[tuple[str, str]]:
     if doc_ids is None:
-        yield from db.execute("SELECT doc_id, text FROM chunks")
-        return
-    ids = list(doc_ids)
-    for start in range(0, len(ids), _BATCH):
-        part = ids[start : start + _BATCH]
-        yield from db.execute(
-            f"SELECT doc_id, text FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})", part
+        rows: Iterable[tuple[str, str, str]] = db.execute(_TEXTS_SQL)
+    else:
+        ids = list(doc_ids)
+        parts = [ids[start : start + _BATCH] for start in range(0, len(ids), _BATCH)]
+        rows = (
+            row for part in parts
+            for row in db.execute(f"{_TEXTS_SQL} WHERE c.doc_id IN ({','.join('?' * len(part))})",
+                                  part)
         )
+    for doc_id, title, text in rows:
+        yield doc_id, embedding_text(title, text)
 
 
 def load_vector_rows(db: sqlite3.Connection, model: str, dim: int,
@@ -163,7 +178,8 @@ def load_vector_rows(db: sqlite3.Connection, model: str, dim: int,
 
     Chunks without one are counted in ``missing`` (not embedded yet: run ``embed``).
     """
-    sql = ("SELECT c.id, c.doc_id, r.id, c.text FROM chunks c JOIN documents d USING (doc_id)"
+    sql = ("SELECT c.id, c.doc_id, r.id, d.title, c.text FROM chunks c"
+           " JOIN documents d USING (doc_id)"
            " JOIN rolesets r ON r.roles = d.roles")
     if doc_ids is None:
         batches: Iterable[list[tuple]] = _fetch_batches(db.execute(sql + " ORDER BY c.id"))
@@ -179,7 +195,7 @@ def load_vector_rows(db: sqlite3.Connection, model: str, dim: int,
     parts: list[np.ndarray] = []
     missing = 0
     for batch in batches:
-        keys = [chunk_text_hash(row[3]) for row in batch]
+        keys = [chunk_text_hash(embedding_text(row[3], row[4])) for row in batch]
         found = get_vectors(db, model, keys)
         for row, key in zip(batch, keys, strict=True):
             vector = found.get(key)
