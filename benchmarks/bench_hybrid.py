@@ -49,14 +49,25 @@ def main() -> None:
 
     BaseEmbedder.embed = timed  # type: ignore[method-assign]
     with tempfile.TemporaryDirectory(prefix="bench-hybrid-") as tmp:
-        corpus = Path(tmp) / "corpus.jsonl"
-        with corpus.open("w", encoding="utf-8") as handle:
-            for record in synth.generate(args.docs, lang="en", seed=0):
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        corpus = Path(tmp) / "corpus"
+        corpus.mkdir()
+        # Files of 10,000 records: well under the default 20 MB per-file cap.
+        handle = None
+        for n, record in enumerate(synth.generate(args.docs, lang="en", seed=0)):
+            if n % 10_000 == 0:
+                if handle is not None:
+                    handle.close()
+                handle = (corpus / f"part-{n // 10_000:03d}.jsonl").open("w", encoding="utf-8")
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        if handle is not None:
+            handle.close()
         kb = KnowledgeBase.open(Path(tmp) / "kb")
         started = time.perf_counter()
-        kb.ingest([corpus], chunker="sentences", embedder=args.embedder)
+        report = kb.ingest([corpus], chunker="sentences", embedder=args.embedder)
         build = time.perf_counter() - started
+        if report.failed or report.chunks != args.docs:
+            raise SystemExit(f"ingest failed: {report.to_dict()}")
+        print(f"built {kb.status()['chunks']} chunks in {build:.1f} s", file=sys.stderr)
         principal = Principal("bench", roles=["employee"])
         questions = list(synth.queries(args.queries + 50, lang="en", seed=3))
         for q in questions[:50]:
