@@ -159,7 +159,8 @@ def _run_ingest(
         crash_point("ingest.after_commit")
 
     base_key = _settings_key(settings, options, chunk_options)
-    parse_options = ParseOptions(csv_template=settings.ingest.csv_template or None)
+    parse_options = ParseOptions(csv_template=settings.ingest.csv_template or None,
+                                 html_extractor=settings.ingest.html_extractor)
     for number, (file, root) in enumerate(files, start=1):
         relpath = _relpath(file, root)
         resolved = str(file.resolve())
@@ -232,7 +233,7 @@ def _settings_key(settings: Settings, options: IngestOptions, chunk_options: Chu
     return "\x1f".join([
         PIPELINE_VERSION, repr(chunk_options), settings.chunking.model_dump_json(),
         ",".join(settings.ingest.default_roles), ",".join(options.roles),
-        options.chunker or "", settings.ingest.csv_template,
+        options.chunker or "", settings.ingest.csv_template, settings.ingest.html_extractor,
     ])
 
 

@@ -36,6 +36,7 @@ class IngestSettings(_Section):
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     csv_template: str = ""
+    html_extractor: Literal["builtin", "trafilatura"] = "builtin"
 
 
 class ChunkingSettings(_Section):
@@ -166,6 +167,10 @@ exclude = []
 # How a CSV/TSV row becomes a line of text: {column} is that column's value ({{ and }} are
 # braces), e.g. "{name} ({year}): {summary}". Empty means "col1: v1; col2: v2".
 csv_template = ""
+# How web pages (.html, .htm, .xhtml) become text: "builtin" (selectolax: <main>, else
+# <article>, else <body>) or "trafilatura" (its main-content extraction; needs the
+# [parsers] extra).
+# html_extractor = "builtin"
 
 [chunking]
 # Default strategy per input kind: structure | sentences | punctuation | window

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import InputFileError
 
@@ -36,9 +36,12 @@ class Limits:
 
 @dataclass(frozen=True)
 class ParseOptions:
-    """Knobs of the parsers. ``csv_template`` renders one CSV/TSV row (see docs/formats.md)."""
+    """Knobs of the parsers. ``csv_template`` renders one CSV/TSV row; ``html_extractor``
+    picks how web pages become text: ``builtin`` (selectolax) or ``trafilatura`` (see
+    docs/formats.md)."""
 
     csv_template: str | None = None
+    html_extractor: Literal["builtin", "trafilatura"] = "builtin"
     limits: Limits = field(default_factory=Limits)
 
 
