@@ -55,8 +55,8 @@ class DenseSide:
     def index(self) -> VectorIndex:
         """The vector index, loaded or rebuilt, caught up with the change log."""
         embedder = self.embedder
-        vectorstore.check_model(self.store.db, embedder)
         if self._index is None or self._index.model != embedder.name:
+            vectorstore.check_model(self.store.db, embedder)
             loaded = VectorIndex.load(self.directory)
             if loaded is None or loaded.model != embedder.name or loaded.dim != embedder.dim:
                 loaded = VectorIndex(embedder.dim, embedder.name)

@@ -119,34 +119,79 @@ def readable_sets(store: Store, principal: Principal) -> set[int] | None:
 def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: DenseSettings,
             query: str, principal: Principal, top_k: int, blocked_limit: int,
             only_dense: bool) -> Retrieval:
-    """Dense retrieval, or dense and BM25 fused. Both filter inside their own search."""
+    """Dense retrieval, or dense and BM25 fused. Both filter inside their own search.
+
+    Fusion works on row ids and scores; only the fused top-k (and the few blocked
+    candidates the status needs) are loaded from SQLite.
+    """
     terms = unique_terms(analyze(query))
     pool = top_k if only_dense else max(top_k, settings.candidates)
     readable = readable_sets(store, principal)
-    matches, dense_blocked, dense_blocked_matches = dense.search(
-        query, readable, pool, blocked_limit, settings.min_score)
-    dense_hits = _hits(store, matches, terms, "dense")
-    dense_blocked_hits = _hits(store, dense_blocked_matches, terms, "dense")
-    permitted = [h for h in dense_hits if principal.can_read(h.chunk.roles)]
-    blocked = [h for h in dense_blocked_hits if not principal.can_read(h.chunk.roles)]
+    dense_found = dense.search(query, readable, pool, blocked_limit, settings.min_score)
     if only_dense:
-        return Retrieval("dense", tuple(terms), permitted[:top_k], dense_blocked, blocked)
-    lexical_found = (_bm25(store, lexical, query, principal, pool, blocked_limit) if terms
-                     else Retrieval("bm25", (), [], 0))
-    fused = _fuse({"bm25": lexical_found.hits, "dense": permitted}, settings)
-    fused_blocked = _fuse({"bm25": lexical_found.blocked, "dense": blocked}, settings)
-    # "Matching chunks the principal may not read": the larger of the two retrievers'
-    # counts, a lower bound on their union (which no single index can count).
-    return Retrieval("hybrid", tuple(terms), fused[:top_k],
-                     max(lexical_found.blocked_count, dense_blocked),
-                     fused_blocked[:blocked_limit])
+        return _hydrated(store, principal, "dense", terms, {"dense": dense_found}, settings,
+                         top_k, blocked_limit)
+    empty: tuple[list[LexicalMatch], int, list[LexicalMatch]] = ([], 0, [])
+    lexical_found = lexical.search(terms, readable, pool, blocked_limit) if terms else empty
+    return _hydrated(store, principal, "hybrid", terms,
+                     {"bm25": lexical_found, "dense": dense_found}, settings, top_k,
+                     blocked_limit)
 
 
-def _fuse(lists: dict[str, list[Hit]], settings: DenseSettings) -> list[Hit]:
-    from .fusion import fuse_hits
+_Found = tuple[Sequence["LexicalMatch | VectorMatch"], int, Sequence["LexicalMatch | VectorMatch"]]
 
-    weights = {"bm25": settings.bm25_weight, "dense": settings.dense_weight}
-    return fuse_hits(lists, method=settings.fusion, k=settings.rrf_k, weights=weights)
+
+def _hydrated(store: Store, principal: Principal, mode: str, terms: list[str],
+              found: dict[str, _Found], settings: DenseSettings, top_k: int,
+              blocked_limit: int) -> Retrieval:
+    permitted = _fused_hits(store, terms, {n: f[0] for n, f in found.items()}, settings, top_k)
+    blocked = _fused_hits(store, terms, {n: f[2] for n, f in found.items()}, settings,
+                          blocked_limit)
+    # "Matching chunks the principal may not read": the larger of the retrievers' counts, a
+    # lower bound on their union (which no single index can count).
+    return Retrieval(mode, tuple(terms),
+                     [h for h in permitted if principal.can_read(h.chunk.roles)],
+                     max(f[1] for f in found.values()),
+                     [h for h in blocked if not principal.can_read(h.chunk.roles)])
+
+
+def _fused_hits(store: Store, terms: list[str],
+                lists: dict[str, Sequence[LexicalMatch | VectorMatch]],
+                settings: DenseSettings, limit: int) -> list[Hit]:
+    """Fuse ranked (rowid, score) lists, then load only the best ``limit`` chunks."""
+    from .fusion import rrf, weighted
+
+    if limit < 1 or not any(lists.values()):
+        return []
+    scores = {name: {m.rowid: m.score for m in matches} for name, matches in lists.items()}
+    ranks = {name: {m.rowid: r for r, m in enumerate(matches, start=1)}
+             for name, matches in lists.items()}
+    if len(lists) == 1:
+        [(name, matches)] = lists.items()
+        method, fused = name, [(m.rowid, m.score) for m in matches]
+    elif settings.fusion == "weighted":
+        method = "weighted"
+        fused = weighted(scores, {"bm25": settings.bm25_weight, "dense": settings.dense_weight})
+    else:
+        method, fused = "rrf", rrf({n: [m.rowid for m in ms] for n, ms in lists.items()},
+                                   settings.rrf_k)
+    fused = fused[:limit]
+    rows = store.chunks_with_tokens([rowid for rowid, _ in fused])
+    hits = []
+    for rank, (rowid, score) in enumerate(fused, start=1):
+        row = rows.get(rowid)
+        if row is None:  # index ahead of a concurrent delete; skip, never guess
+            continue
+        chunk, tokens = row
+        present = set(tokens.split())
+        per_scores = {n: scores[n][rowid] for n in lists if rowid in scores[n]}
+        per_ranks = {n: ranks[n][rowid] for n in lists if rowid in ranks[n]}
+        if len(lists) > 1:
+            per_scores[method], per_ranks[method] = score, rank
+        hits.append(Hit(chunk=chunk, score=score,
+                        matched_terms=tuple(t for t in terms if t in present),
+                        scores=per_scores, ranks=per_ranks))
+    return hits
 
 
 def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieval:
