@@ -64,15 +64,19 @@ def _forbidden(principal: Principal) -> list[str]:
     return strings
 
 
-@pytest.fixture(scope="module")
-def leak_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("leak")
+def build_leak_kb(root: Path) -> Path:
+    """The bundled examples plus the per-role secrets; shared by every interface's leak test."""
     kb_dir = root / "kb"
     with KnowledgeBase.open(kb_dir) as kb:
         report = kb.ingest([EXAMPLES, write_jsonl(root / "secrets.jsonl", SECRETS)],
                            exclude=["**/*.yaml", "README.md"])
         assert report.failed == []
     return kb_dir
+
+
+@pytest.fixture(scope="module")
+def leak_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_leak_kb(tmp_path_factory.mktemp("leak"))
 
 
 def _without_echo(output: str) -> str:

@@ -13,23 +13,16 @@ pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
 
 from mcp import Client  # noqa: E402
 
-from conftest import EXAMPLES, write_jsonl  # noqa: E402
 from glassrag import KnowledgeBase, Principal  # noqa: E402
 from glassrag.errors import GlassragError  # noqa: E402
 from glassrag.mcp_server import TOOL_NAMES, build_server, principal_from_token  # noqa: E402
 from glassrag.tokens import create_token  # noqa: E402
-from test_leak import PRINCIPALS, QUERIES, SECRETS, _check  # noqa: E402
+from test_leak import PRINCIPALS, QUERIES, _check, build_leak_kb  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def leak_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mcp")
-    kb_dir = root / "kb"
-    with KnowledgeBase.open(kb_dir) as kb:
-        report = kb.ingest([EXAMPLES, write_jsonl(root / "secrets.jsonl", SECRETS)],
-                           exclude=["**/*.yaml", "README.md"])
-        assert report.failed == []
-    return kb_dir
+    return build_leak_kb(tmp_path_factory.mktemp("mcp"))
 
 
 def _run(kb_dir: Path, principal: Principal, calls: list[tuple[str, dict[str, Any]]]) -> Any:

@@ -18,11 +18,10 @@ pytest.importorskip("httpx", reason="httpx is needed by fastapi's TestClient")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from conftest import EXAMPLES, write_jsonl  # noqa: E402
 from glassrag import KnowledgeBase, Principal  # noqa: E402
 from glassrag.server import create_app  # noqa: E402
 from glassrag.tokens import create_token, revoke_token  # noqa: E402
-from test_leak import PRINCIPALS, QUERIES, SECRETS, _check  # noqa: E402
+from test_leak import PRINCIPALS, QUERIES, SECRETS, _check, build_leak_kb  # noqa: E402
 
 ADMIN = Principal("root", admin=True)
 
@@ -38,13 +37,7 @@ def _error_shape(response, status: int) -> dict:  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def leak_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("server")
-    kb_dir = root / "kb"
-    with KnowledgeBase.open(kb_dir) as kb:
-        report = kb.ingest([EXAMPLES, write_jsonl(root / "secrets.jsonl", SECRETS)],
-                           exclude=["**/*.yaml", "README.md"])
-        assert report.failed == []
-    return kb_dir
+    return build_leak_kb(tmp_path_factory.mktemp("server"))
 
 
 @pytest.fixture(scope="module")
