@@ -61,6 +61,8 @@ class DenseSide:
             if loaded is None or loaded.model != embedder.name or loaded.dim != embedder.dim:
                 loaded = VectorIndex(embedder.dim, embedder.name)
             self._index = loaded
+        if self.store.last_seq() == self._index.applied_seq:
+            return self._index  # up to date: no lock, no replay
         with self._locked():
             if vectorstore.catch_up(self._index, self.store.db):
                 if self._index.needs_compaction():
