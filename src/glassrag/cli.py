@@ -46,6 +46,15 @@ class State:
 
 state = State()
 
+# Options shared by search, ask and inspect: one definition, the same flag and help everywhere.
+ROLE_OPTION = typer.Option([], "--role", help="A role of the asking principal")
+MODE_OPTION = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms")
+TERMS_OPTION = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms")
+EMBEDDER_OPTION = typer.Option(
+    None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
+)
+RERANK_OPTION = typer.Option(None, help="lexical | cross:PATH")
+
 
 @app.callback()
 def _root(
@@ -153,15 +162,13 @@ def ingest(
 @app.command()
 def search(
     query: str = typer.Argument(..., help="What to look for"),
-    role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
+    role: list[str] = ROLE_OPTION,
     top_k: int | None = typer.Option(None, "--top-k", help="How many hits [default: 10]"),
-    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
-    terms: list[str] = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms"),
+    mode: str | None = MODE_OPTION,
+    terms: list[str] = TERMS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
-    embedder: str | None = typer.Option(
-        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
-    ),
-    rerank: str | None = typer.Option(None, help="lexical | cross:PATH"),
+    embedder: str | None = EMBEDDER_OPTION,
+    rerank: str | None = RERANK_OPTION,
 ) -> None:
     """Search as a principal with the given roles (plus public)."""
     with _errors(as_json):

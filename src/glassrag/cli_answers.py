@@ -10,8 +10,13 @@ import typer
 from rich.table import Table
 
 from .cli import (
+    EMBEDDER_OPTION,
     EXIT_FAILED,
     EXIT_INVALID,
+    MODE_OPTION,
+    RERANK_OPTION,
+    ROLE_OPTION,
+    TERMS_OPTION,
     _errors,
     _open,
     _principal,
@@ -29,10 +34,10 @@ from .cli import (
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question"),
-    role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
+    role: list[str] = ROLE_OPTION,
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks [default: 5]"),
-    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
-    terms: list[str] = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms"),
+    mode: str | None = MODE_OPTION,
+    terms: list[str] = TERMS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print the evidence and the exact model request; no trace"
@@ -41,10 +46,8 @@ def ask(
         None, "--llm", help="Answer with a model profile: openai, openai-responses, deepseek, "
         "ollama, vllm, llamacpp [default: the [llm] settings, else extractive]",
     ),
-    embedder: str | None = typer.Option(
-        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
-    ),
-    rerank: str | None = typer.Option(None, help="lexical | cross:PATH"),
+    embedder: str | None = EMBEDDER_OPTION,
+    rerank: str | None = RERANK_OPTION,
 ) -> None:
     """Answer from permitted evidence with verified citations, or say why not."""
     with _errors(as_json):
@@ -76,15 +79,13 @@ def ask(
 @app.command()
 def inspect(
     question: str = typer.Argument(..., help="The question"),
-    role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
+    role: list[str] = ROLE_OPTION,
     top_k: int | None = typer.Option(None, "--top-k", help="How many get selected"),
-    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
-    terms: list[str] = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms"),
+    mode: str | None = MODE_OPTION,
+    terms: list[str] = TERMS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
-    embedder: str | None = typer.Option(
-        None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
-    ),
-    rerank: str | None = typer.Option(None, help="lexical | cross:PATH"),
+    embedder: str | None = EMBEDDER_OPTION,
+    rerank: str | None = RERANK_OPTION,
 ) -> None:
     """Every candidate ranked: score, per-term contributions, lines, selected or not and why."""
     with _errors(as_json):
@@ -203,7 +204,7 @@ def eval_command(
     cases: Path | None = typer.Argument(None, help="Case file (.yaml or .jsonl)"),
     qa: Path | None = typer.Option(None, "--qa", help="A QA set in BEIR layout"),
     beir: Path | None = typer.Option(None, "--beir", help="A retrieval set in BEIR layout"),
-    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
+    mode: str | None = MODE_OPTION,
     embedder: str | None = typer.Option(None, "--embedder", help="For dense and hybrid"),
     split: str = typer.Option("test", help="--beir: the qrels split"),
     compare: str | None = typer.Option(
