@@ -83,6 +83,10 @@ class DenseSide:
         if report.doc_ids:
             with self._locked():
                 vectorstore.refresh_docs(index, self.store.db, report.doc_ids)
+                # New vectors land in the exact-scan delta; past the size threshold they
+                # belong in the HNSW graph, or every query scans them all.
+                if index.needs_compaction():
+                    index.compact()
                 index.save(self.directory)
         return report
 
