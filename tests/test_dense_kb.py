@@ -140,3 +140,22 @@ def test_paraphrase_found_by_dense_and_answered(kb: KnowledgeBase, tmp_path: Pat
     assert answer.citations[0].doc_id == "refunds"
     unrelated = kb.ask("Which volcano erupted in 1815?", mode="dense")
     assert unrelated.status == "no_evidence"
+
+
+def test_vectors_past_the_threshold_go_into_the_graph(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """After embedding, a knowledge base past the HNSW threshold searches a graph, not a delta
+    that would be scanned in full on every query."""
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    from glassrag.dense import DenseSide
+    from glassrag.vectors import HnswParams
+
+    records = [{"doc_id": f"d{i}", "text": f"note {i} about topic {i % 7} and item {i}"}
+               for i in range(120)]
+    kb.ingest([write_jsonl(tmp_path / "r.jsonl", records)])
+    side = DenseSide(kb.path, kb.store, "hash:64", HnswParams(threshold=50))
+    report = side.embed()
+    assert report.embedded == 120
+    index = side.index()
+    assert index.hnsw is not None and not index.needs_compaction()
+    hits = index.search(side.embedder.embed(["note 5 about topic 5"])[0], None, 3)[0]
+    assert hits

@@ -17,14 +17,16 @@ from .embedders import Embedder, Progress, parse_embedder
 from .errors import InvalidInput
 from .locks import exclusive
 from .store import Store
-from .vectors import VectorIndex, VectorMatch
+from .vectors import HnswParams, VectorIndex, VectorMatch
 from .vectorstore import EmbedReport
 
 
 class DenseSide:
     """Cheap to create; the embedder and the index load on first use."""
 
-    def __init__(self, kb_dir: Path, store: Store, spec: str | None) -> None:
+    def __init__(self, kb_dir: Path, store: Store, spec: str | None,
+                 params: HnswParams | None = None) -> None:
+        self.params = params
         self.directory = kb_dir / "index" / "vectors"
         self.store = store
         recorded = vectorstore.recorded_model(store.db)
@@ -57,9 +59,9 @@ class DenseSide:
         embedder = self.embedder
         if self._index is None or self._index.model != embedder.name:
             vectorstore.check_model(self.store.db, embedder)
-            loaded = VectorIndex.load(self.directory)
+            loaded = VectorIndex.load(self.directory, self.params)
             if loaded is None or loaded.model != embedder.name or loaded.dim != embedder.dim:
-                loaded = VectorIndex(embedder.dim, embedder.name)
+                loaded = VectorIndex(embedder.dim, embedder.name, self.params)
             self._index = loaded
         if self.store.last_seq() == self._index.applied_seq:
             return self._index  # up to date: no lock, no replay
@@ -74,17 +76,19 @@ class DenseSide:
         """Embed every chunk that has no vector for this embedder yet; update the index."""
         embedder = self.embedder
         vectorstore.check_model(self.store.db, embedder)
+        # Catch the index up first (chunks without vectors are skipped), then add the new
+        # vectors once: catching up afterwards would load them and refresh them again.
+        index = self.index()
         report = vectorstore.embed_pending(self.store.db, embedder, progress)
         if vectorstore.recorded_model(self.store.db) is None:
             self.store.begin()
             vectorstore.record_model(self.store.db, embedder.name, embedder.dim)
             self.store.commit()
-        index = self.index()
         if report.doc_ids:
             with self._locked():
                 vectorstore.refresh_docs(index, self.store.db, report.doc_ids)
-                # New vectors land in the exact-scan delta; past the size threshold they
-                # belong in the HNSW graph, or every query scans them all.
+                # Past the size threshold the vectors belong in the HNSW graph; otherwise
+                # they would sit in the exact-scan delta and every query would scan them.
                 if index.needs_compaction():
                     index.compact()
                 index.save(self.directory)
