@@ -187,7 +187,6 @@ def _run_ingest(
             # could be the record that is "missing".
             read_ok.add(resolved)
         produced: list[str] = []
-        fresh: list[SourceDocument] = []
         for doc in result.documents:
             if doc.doc_id in seen:
                 report.failed.append(FailedInput(
@@ -198,12 +197,10 @@ def _run_ingest(
                 continue
             seen[doc.doc_id] = str(file)
             produced.append(doc.doc_id)
-            fresh.append(doc)
-        context = _Context(relpath, settings, rules, options, chunk_options, known)
-        prepared = (_prepare_one(context, doc) for doc in fresh)
-        for doc, new in zip(fresh, prepared, strict=True):
-            if isinstance(new, str):
-                report.failed.append(FailedInput(str(file), f"{doc.doc_id}: {new}"))
+            try:
+                new = _prepare(doc, relpath, settings, rules, options, chunk_options, known)
+            except GlassragError as exc:
+                report.failed.append(FailedInput(str(file), f"{doc.doc_id}: {exc.message}"))
                 continue
             if new is None:
                 report.unchanged += 1
@@ -265,25 +262,6 @@ def _skip_unchanged(store: Store, path: str, digest: str | None, file_key: str,
     if any(d not in known or known[d][2] != path or d in seen for d in doc_ids):
         return None
     return doc_ids
-
-
-@dataclass(frozen=True)
-class _Context:
-    relpath: str
-    settings: Settings
-    rules: RolesRules
-    options: IngestOptions
-    chunk_options: ChunkOptions
-    known: dict[str, tuple[str, int, str | None, str]]
-
-
-def _prepare_one(context: _Context, doc: SourceDocument) -> NewDocument | None | str:
-    """Prepare one document; a failure comes back as its message."""
-    try:
-        return _prepare(doc, context.relpath, context.settings, context.rules, context.options,
-                        context.chunk_options, context.known)
-    except GlassragError as exc:
-        return exc.message
 
 
 def _relpath(file: Path, root: Path) -> str:
