@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 MODES = ("bm25", "dense", "hybrid", "overlap", "terms")
 MAX_QUERY_CHARS = 2000
+# Settings for a single retriever's list, where no fusion applies.
+_SINGLE = DenseSettings()
 
 
 @dataclass(frozen=True)
@@ -101,12 +103,9 @@ def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
     matches, blocked_count, blocked_matches = lexical.search(
         terms, readable, top_k, blocked_limit
     )
-    hits = _hits(store, matches, terms)
-    # Defence in depth: the filter ran inside Tantivy; re-check against SQLite roles.
-    permitted = [h for h in hits if principal.can_read(h.chunk.roles)]
-    blocked = [h for h in _hits(store, blocked_matches, terms)
-               if not principal.can_read(h.chunk.roles)]
-    return Retrieval("bm25", tuple(terms), permitted, blocked_count, blocked)
+    return _hydrated(store, principal, "bm25", terms,
+                     {"bm25": (matches, blocked_count, blocked_matches)}, _SINGLE, top_k,
+                     blocked_limit)
 
 
 def readable_sets(store: Store, principal: Principal) -> set[int] | None:
@@ -144,6 +143,8 @@ _Found = tuple[Sequence["LexicalMatch | VectorMatch"], int, Sequence["LexicalMat
 def _hydrated(store: Store, principal: Principal, mode: str, terms: list[str],
               found: dict[str, _Found], settings: DenseSettings, top_k: int,
               blocked_limit: int) -> Retrieval:
+    """Load the best permitted and blocked candidates and re-check their roles against
+    SQLite (defence in depth: each index already filtered inside its search)."""
     permitted = _fused_hits(store, terms, {n: f[0] for n, f in found.items()}, settings, top_k)
     blocked = _fused_hits(store, terms, {n: f[2] for n, f in found.items()}, settings,
                           blocked_limit)
@@ -211,26 +212,6 @@ def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieva
     return Retrieval(found.mode, found.query_terms,
                      reranker.rerank(query, found.hits)[:top_k], found.blocked_count,
                      reranker.rerank(query, found.blocked) if found.blocked else [])
-
-
-def _hits(store: Store, matches: Sequence[LexicalMatch | VectorMatch], terms: list[str],
-          name: str = "bm25") -> list[Hit]:
-    if not matches:
-        return []
-    rows = store.chunks_with_tokens([m.rowid for m in matches])
-    hits = []
-    for rank, match in enumerate(matches, start=1):
-        row = rows.get(match.rowid)
-        if row is None:  # index ahead of a concurrent delete; skip, never guess
-            continue
-        chunk, tokens = row
-        present = set(tokens.split())
-        hits.append(Hit(
-            chunk=chunk, score=match.score,
-            matched_terms=tuple(t for t in terms if t in present),
-            scores={name: match.score}, ranks={name: rank},
-        ))
-    return hits
 
 
 def _overlap(store: Store, query: str, principal: Principal, top_k: int,
