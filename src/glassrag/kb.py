@@ -220,7 +220,7 @@ class KnowledgeBase:
                 dense=self._dense_for(mode, embedder), dense_settings=self.settings.dense,
                 rerank=rerank or "",
             )
-        conceal = self.settings.permissions.disclosure == "conceal" and not principal.admin
+        conceal = self.settings.conceals_from(principal)
         return SearchResult(
             query=query, mode=found.mode, hits=found.hits,
             blocked_count=0 if conceal else found.blocked_count,
@@ -308,7 +308,7 @@ class KnowledgeBase:
             found = run_retrieval(self.store, self.lexical, req)
         status, _ = decide(req.question, found, self._answer_settings(), req.dense,
                            self.settings.dense.min_score)
-        conceal = self.settings.permissions.disclosure == "conceal" and not req.principal.admin
+        conceal = self.settings.conceals_from(req.principal)
         if status == BLOCKED and conceal:
             status = NO_EVIDENCE
         evidence = evidence_package(found.hits)
@@ -357,7 +357,7 @@ class KnowledgeBase:
                     "why": (f"rank {rank} <= top_k {req.top_k}" if rank <= req.top_k
                             else f"rank {rank} > top_k {req.top_k}"),
                 })
-        conceal = self.settings.permissions.disclosure == "conceal" and not req.principal.admin
+        conceal = self.settings.conceals_from(req.principal)
         return {
             "question": req.question, "mode": pool.mode, "top_k": req.top_k,
             "query_terms": list(pool.query_terms), "candidates": rows,

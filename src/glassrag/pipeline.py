@@ -102,7 +102,7 @@ def decide(question: str, found: Retrieval, settings: AnswerSettings,
                                           settings)
                 if meaning.status == ANSWERED:
                     return ANSWERED, meaning
-    if found.blocked and extractive_answer(question, found.blocked, settings).status == ANSWERED:
+    if _blocked_would_answer(question, found, settings):
         return BLOCKED, None
     if semantic and any(h.scores.get("dense", -1.0) >= (min_score or 0) for h in found.blocked):
         return BLOCKED, None
@@ -161,8 +161,8 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
             attempts = [_extractive_attempt(draft, verification)]
         lap("verify")
     citations = verification.citations if (status == ANSWERED and verification.ok) else ()
-    conceal = settings.permissions.disclosure == "conceal" and not req.principal.admin
-    reported = NO_EVIDENCE if (status == BLOCKED and conceal) else status
+    reported = NO_EVIDENCE if (status == BLOCKED and settings.conceals_from(req.principal)) \
+        else status
     text = draft.text if (draft is not None and status == ANSWERED) else REFUSALS[reported]
     # The same evidence whatever the true status, so that under `conceal` a blocked answer
     # and a no_evidence answer cannot be told apart.

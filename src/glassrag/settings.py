@@ -118,6 +118,10 @@ class Settings(_Section):
     dense: DenseSettings = Field(default_factory=DenseSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
+    def conceals_from(self, principal: Any) -> bool:
+        """Under the ``conceal`` policy, blocked evidence is hidden from non-admins."""
+        return self.permissions.disclosure == "conceal" and not principal.admin
+
     def chunker_for(self, parser: str) -> str:
         """The default chunking strategy for documents produced by ``parser``."""
         mapping = {
