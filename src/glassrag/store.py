@@ -308,15 +308,7 @@ class Store:
         return [dict(r) for r in rows]
 
     def chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, Chunk]:
-        if not rowids:
-            return {}
-        marks = ",".join("?" * len(rowids))
-        rows = self.db.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d USING (doc_id)"
-            f" WHERE c.id IN ({marks})",
-            list(rowids),
-        )
-        return {r[0]: _chunk(r) for r in rows}
+        return {rowid: chunk for rowid, (chunk, _) in self.chunks_with_tokens(rowids).items()}
 
     def chunks_with_tokens(self, rowids: Sequence[int]) -> dict[int, tuple[Chunk, str]]:
         """Chunks and their analysed tokens in one query (the search hot path)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import NotFound
-from .records import BLOCKED, NO_EVIDENCE, Principal
+from .records import Principal
 from .store import Store, now
 
 
@@ -74,8 +74,6 @@ def redact(trace: dict[str, Any], principal: Principal) -> dict[str, Any]:
     if trace.get("disclosure") == "conceal":
         out.pop("blocked_count", None)
         out["status"] = trace["reported_status"]
-        if trace["status"] == BLOCKED:
-            out["status"] = NO_EVIDENCE
     return out
 
 
