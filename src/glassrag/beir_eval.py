@@ -45,7 +45,7 @@ from .analysis import analyze, unique_terms
 from .beir import Corpus, load_beir
 from .errors import EmptyQuery, InvalidInput, MissingExtra
 from .metrics import evaluate, per_query
-from .qa_eval import _toml
+from .qa_eval import benchmark_kb_dir
 from .records import Principal
 
 if TYPE_CHECKING:
@@ -267,41 +267,34 @@ def run_beir(
 
     chunk_settings = dict(DEFAULT_CHUNKING if chunking is None else chunking)
     dense_settings = {**EVAL_DENSE, **(dense or {}), **({"fusion": fusion} if fusion else {})}
-    if kb_path is not None:
-        Path(kb_path).mkdir(parents=True, exist_ok=True)
-    keep = nullcontext(str(kb_path)) if kb_path is not None else None
-    with keep or tempfile.TemporaryDirectory(prefix="glassrag-beir-") as tmp:
-        root = Path(tmp)
-        config = root / "glassrag.toml"
-        if not config.exists():
-            config.write_text(_toml({"chunking": chunk_settings}), encoding="utf-8")
-        with KnowledgeBase.open(root) as kb:
-            kb.settings.dense = _dense_settings(kb, dense_settings)
-            ingest_seconds, embed_seconds = _ingest(kb, root, corpus, embedder, progress,
-                                                    title_in_text)
-            chunks = int(kb.status().get("chunks", 0))
-            if mode in ("dense", "hybrid") and embedder is None:
-                side = kb.dense(None)  # the configured or recorded embedder, for the report
-                label = side.spec if side is not None else None
-            else:
-                label = embedder
-            options: dict[str, Any] = {"mode": mode}
-            options.update({k: v for k, v in (("embedder", embedder), ("rerank", rerank))
-                            if v is not None})
-            per_doc = max(chunks / len(corpus), 1.0)
-            run: Run = {}
-            empty = 0
-            started = time.perf_counter()
-            for done, (qid, text) in enumerate(queries.items(), start=1):
-                want = top_k + (1 if qid in corpus else 0)  # room for the dropped self-hit
-                try:
-                    run[qid] = _doc_run(kb, text, want, per_doc, chunks, options)
-                except EmptyQuery:
-                    run[qid] = {}
-                    empty += 1
-                if progress is not None:
-                    progress(done, len(queries))
-            search_seconds = time.perf_counter() - started
+    with benchmark_kb_dir(kb_path, "glassrag-beir-", {"chunking": chunk_settings}) as root, \
+            KnowledgeBase.open(root) as kb:
+        kb.settings.dense = _dense_settings(kb, dense_settings)
+        ingest_seconds, embed_seconds = _ingest(kb, root, corpus, embedder, progress,
+                                                title_in_text)
+        chunks = int(kb.status().get("chunks", 0))
+        if mode in ("dense", "hybrid") and embedder is None:
+            side = kb.dense(None)  # the configured or recorded embedder, for the report
+            label = side.spec if side is not None else None
+        else:
+            label = embedder
+        options: dict[str, Any] = {"mode": mode}
+        options.update({k: v for k, v in (("embedder", embedder), ("rerank", rerank))
+                        if v is not None})
+        per_doc = max(chunks / len(corpus), 1.0)
+        run: Run = {}
+        empty = 0
+        started = time.perf_counter()
+        for done, (qid, text) in enumerate(queries.items(), start=1):
+            want = top_k + (1 if qid in corpus else 0)  # room for the dropped self-hit
+            try:
+                run[qid] = _doc_run(kb, text, want, per_doc, chunks, options)
+            except EmptyQuery:
+                run[qid] = {}
+                empty += 1
+            if progress is not None:
+                progress(done, len(queries))
+        search_seconds = time.perf_counter() - started
     return _report(directory.name, split, qrels, run, docs=len(corpus), chunks=chunks,
                    mode=mode, embedder=label, scorer="glassrag", top_k=top_k,
                    ingest_seconds=ingest_seconds, embed_seconds=embed_seconds,

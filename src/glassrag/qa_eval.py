@@ -20,6 +20,7 @@ measurements behind that choice.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import re
@@ -179,6 +180,22 @@ def write_corpus(directory: Path, target: Path) -> int:
     return count
 
 
+@contextlib.contextmanager
+def benchmark_kb_dir(kb_path: Path | None, prefix: str,
+                     config: Mapping[str, Any]) -> Iterator[Path]:
+    """The knowledge-base directory of a benchmark run: ``kb_path`` (kept, reused) or a
+    temporary one, with ``config`` written as its settings unless it already has some."""
+    if kb_path is not None:
+        Path(kb_path).mkdir(parents=True, exist_ok=True)
+    keep = nullcontext(str(kb_path)) if kb_path is not None else None
+    with keep or tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        root = Path(tmp)
+        settings = root / "glassrag.toml"
+        if not settings.exists():
+            settings.write_text(_toml(config), encoding="utf-8")
+        yield root
+
+
 def _toml(sections: Mapping[str, Mapping[str, Any]]) -> str:
     """A settings file from flat sections (JSON scalars are valid TOML scalars)."""
     return "".join(f"[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
@@ -216,15 +233,8 @@ def run_qa(
         raise InvalidInput("limit must be at least 1", field="limit")
     questions = load_questions(directory, split)[:limit]
     chunk_settings = dict(DEFAULT_CHUNKING if chunking is None else chunking)
-    if kb_path is not None:
-        Path(kb_path).mkdir(parents=True, exist_ok=True)
-    keep = nullcontext(str(kb_path)) if kb_path is not None else None
-    with keep or tempfile.TemporaryDirectory(prefix="glassrag-qa-") as tmp:
-        root = Path(tmp)
-        config = root / "glassrag.toml"
-        if not config.exists():
-            config.write_text(_toml({"chunking": chunk_settings, "answer": dict(answer or {})}),
-                              encoding="utf-8")
+    config = {"chunking": chunk_settings, "answer": dict(answer or {})}
+    with benchmark_kb_dir(kb_path, "glassrag-qa-", config) as root:
         corpus = root / "qa-corpus.jsonl"
         write_corpus(directory, corpus)
         with KnowledgeBase.open(root) as kb:
