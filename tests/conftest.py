@@ -34,3 +34,13 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
                     encoding="utf-8")
     return path
+
+
+def init_kb_with(kb_dir: Path, old: str, new: str) -> Path:
+    """`glassrag init` a knowledge base, then change one default in its glassrag.toml."""
+    KnowledgeBase.init(kb_dir).close()
+    config = kb_dir / "glassrag.toml"
+    text = config.read_text()
+    assert old in text, f"{old!r} is not in the default settings"
+    config.write_text(text.replace(old, new, 1))
+    return kb_dir

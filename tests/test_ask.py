@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, write_jsonl
+from conftest import EXAMPLES, init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag import pipeline as pipeline_module
 from glassrag.errors import EmptyQuery, InvalidInput, NotFound
@@ -54,10 +54,7 @@ def test_answer_json_shape(workshop: KnowledgeBase) -> None:
 
 
 def test_conceal_reports_no_evidence_but_trace_keeps_truth(tmp_path: Path) -> None:
-    kb_dir = tmp_path / "kb"
-    KnowledgeBase.init(kb_dir).close()
-    config = kb_dir / "glassrag.toml"
-    config.write_text(config.read_text().replace('"disclose"', '"conceal"'))
+    kb_dir = init_kb_with(tmp_path / "kb", 'disclosure = "disclose"', 'disclosure = "conceal"')
     with KnowledgeBase.open(kb_dir) as kb:
         kb.ingest([EXAMPLES / "workshop" / "documents.jsonl"])
         blocked = kb.ask("What is the private beta roadmap for Q4?", principal=PUBLIC)
@@ -171,10 +168,7 @@ def test_failed_verification_is_never_shown_as_answered(
 
 
 def test_retrieval_log(tmp_path: Path) -> None:
-    kb_dir = tmp_path / "kb"
-    KnowledgeBase.init(kb_dir).close()
-    config = kb_dir / "glassrag.toml"
-    config.write_text(config.read_text().replace('log_path = ""', 'log_path = "logs/ask.jsonl"'))
+    kb_dir = init_kb_with(tmp_path / "kb", 'log_path = ""', 'log_path = "logs/ask.jsonl"')
     with KnowledgeBase.open(kb_dir) as kb:
         kb.ingest([EXAMPLES / "workshop" / "documents.jsonl"])
         kb.ask("How many days do learners have for refunds?")

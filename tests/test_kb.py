@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, write_jsonl
+from conftest import EXAMPLES, init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.errors import EmptyQuery, InvalidInput, NotFound, SchemaVersionError
 
@@ -167,10 +167,8 @@ def test_init_writes_the_default_role_explicitly(tmp_path: Path) -> None:
 
 
 def test_default_role_from_settings(tmp_path: Path) -> None:
-    kb_dir = tmp_path / "kb"
-    KnowledgeBase.init(kb_dir).close()
-    config = kb_dir / "glassrag.toml"
-    config.write_text(config.read_text().replace('["public"]', '["internal"]', 1))
+    kb_dir = init_kb_with(tmp_path / "kb", 'default_roles = ["public"]',
+                          'default_roles = ["internal"]')
     note = tmp_path / "n.md"
     note.write_text("capybara schedule\n")
     with KnowledgeBase.open(kb_dir) as kb:
@@ -181,10 +179,7 @@ def test_default_role_from_settings(tmp_path: Path) -> None:
 
 
 def test_conceal_policy_hides_blocked_counts(tmp_path: Path) -> None:
-    kb_dir = tmp_path / "kb"
-    KnowledgeBase.init(kb_dir).close()
-    config = kb_dir / "glassrag.toml"
-    config.write_text(config.read_text().replace('"disclose"', '"conceal"'))
+    kb_dir = init_kb_with(tmp_path / "kb", 'disclosure = "disclose"', 'disclosure = "conceal"')
     with KnowledgeBase.open(kb_dir) as kb:
         kb.ingest([EXAMPLES / "workshop" / "documents.jsonl"])
         result = kb.search("private beta roadmap", principal=PUBLIC)
