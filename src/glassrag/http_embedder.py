@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .embedders import BaseEmbedder, EmbeddingError
+from .embedders import BaseEmbedder, EmbeddingError, check_prefixes, prefixed_name
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_AFTER_CAP = 30.0  # seconds; a server asking for more is treated as down
@@ -26,7 +26,10 @@ RETRY_AFTER_CAP = 30.0  # seconds; a server asking for more is treated as down
 
 class OpenAIEmbedder(BaseEmbedder):
     """``openai:MODEL``. ``dimensions`` is sent to the server (text-embedding-3 truncation);
-    ``dim`` only declares what to expect. Without either, the first response sets it."""
+    ``dim`` only declares what to expect. Without either, the first response sets it.
+
+    ``query_prefix`` / ``passage_prefix`` are prepended before sending, for an asymmetric
+    model (E5, BGE…) behind a server that does not add its instructions itself."""
 
     def __init__(
         self,
@@ -39,11 +42,16 @@ class OpenAIEmbedder(BaseEmbedder):
         backoff: float = 0.5,
         dimensions: int | None = None,
         dim: int | None = None,
+        query_prefix: str = "",
+        passage_prefix: str = "",
     ) -> None:
         if batch_size < 1 or max_retries < 0 or timeout <= 0:
             raise ValueError("batch_size >= 1, max_retries >= 0 and timeout > 0 are required")
+        check_prefixes(query_prefix, passage_prefix)
         self.model = model
-        self.name = f"openai:{model}"
+        self.name = prefixed_name(f"openai:{model}", query_prefix, passage_prefix)
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self.endpoint = self.base_url.rstrip("/") + "/embeddings"
         self.api_key_env = api_key_env
@@ -58,11 +66,17 @@ class OpenAIEmbedder(BaseEmbedder):
     def dim(self) -> int:
         if self._dim is None:
             # Learn it the only way the API offers: embed something once.
-            self._embed_batch(["dimension probe"])
+            self._request(["dimension probe"])
         assert self._dim is not None
         return self._dim
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        return self._request([self.passage_prefix + text for text in texts])
+
+    def _embed_query_batch(self, texts: list[str]) -> np.ndarray:
+        return self._request([self.query_prefix + text for text in texts])
+
+    def _request(self, texts: list[str]) -> np.ndarray:
         body: dict[str, Any] = {"model": self.model, "input": texts}
         if self.dimensions:
             body["dimensions"] = self.dimensions
