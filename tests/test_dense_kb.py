@@ -159,3 +159,22 @@ def test_vectors_past_the_threshold_go_into_the_graph(kb: KnowledgeBase, tmp_pat
     assert index.hnsw is not None and not index.needs_compaction()
     hits = index.search(side.embedder.embed(["note 5 about topic 5"])[0], None, 3)[0]
     assert hits
+
+
+def test_status_shows_the_graph_and_its_measured_recall(kb: KnowledgeBase,
+                                                        tmp_path: Path) -> None:
+    """[dense] hnsw_threshold reaches the index; status reports the calibration of the graph
+    (read from the index's state file) so nobody has to trust an approximate search blindly."""
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    records = [{"doc_id": f"d{i}", "text": f"note {i} about topic {i % 7} and item {i}"}
+               for i in range(120)]
+    kb.settings.dense.hnsw_threshold = 50
+    kb.ingest([write_jsonl(tmp_path / "r.jsonl", records)], embedder="hash:64")
+    dense = kb.status()["dense"]
+    assert (dense["embedder"], dense["vectors"], dense["hnsw_threshold"]) == ("hash:64", 120, 50)
+    assert dense["search"] == "hnsw"
+    calibration = dense["calibration"]
+    assert calibration["accepted"] and calibration["recall_at_10"] >= calibration["target"]
+    assert calibration["sample"] == 120  # fewer rows than the sample size: all of them
+    text = CliRunner().invoke(app, ["--kb", str(kb.path), "status"]).stdout
+    assert "dense.search: hnsw" in text and "dense.calibration.recall_at_10:" in text

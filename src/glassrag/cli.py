@@ -253,8 +253,19 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> 
     if as_json:
         _print_json(info)
     else:
-        for key, value in info.items():
+        for key, value in _flat(info):
             out.print(f"{key}: {value}", markup=False)
+
+
+def _flat(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"dense": {"search": "hnsw"}}`` as ``[("dense.search", "hnsw")]`` for text output."""
+    lines: list[tuple[str, Any]] = []
+    for key, value in info.items():
+        if isinstance(value, dict):
+            lines += _flat(value, f"{prefix}{key}.")
+        else:
+            lines.append((f"{prefix}{key}", value))
+    return lines
 
 
 @docs_app.command("list")

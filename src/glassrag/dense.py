@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from . import vectorstore
 from .embedders import Embedder, Progress, parse_embedder
 from .errors import InvalidInput
 from .locks import exclusive
 from .store import Store
-from .vectors import HnswParams, VectorIndex, VectorMatch
+from .vectors import DEFAULT_HNSW_THRESHOLD, HnswParams, VectorIndex, VectorMatch
 from .vectorstore import EmbedReport
 
 
@@ -63,10 +64,14 @@ class DenseSide:
             if loaded is None or loaded.model != embedder.name or loaded.dim != embedder.dim:
                 loaded = VectorIndex(embedder.dim, embedder.name, self.params)
             self._index = loaded
-        if self.store.last_seq() == self._index.applied_seq:
+            due = loaded.needs_compaction()  # e.g. hnsw_threshold lowered since the last save
+        else:
+            due = False
+        if self.store.last_seq() == self._index.applied_seq and not due:
             return self._index  # up to date: no lock, no replay
         with self._locked():
-            if vectorstore.catch_up(self._index, self.store.db):
+            changed = vectorstore.catch_up(self._index, self.store.db)
+            if changed or due:
                 if self._index.needs_compaction():
                     self._index.compact()
                 self._index.save(self.directory)
@@ -93,6 +98,20 @@ class DenseSide:
                     index.compact()
                 index.save(self.directory)
         return report
+
+    def describe(self) -> dict[str, Any]:
+        """The saved vector index as ``status`` shows it (read from its state file; nothing
+        is loaded or rebuilt): model, vectors, exact or HNSW search, the graph's calibration."""
+        from .vector_io import read_state
+
+        state = read_state(self.directory)
+        info: dict[str, Any] = {"embedder": self.spec, "vectors": state.get("count", 0),
+                                "search": "hnsw" if state.get("hnsw") else "exact",
+                                "hnsw_threshold": self.params.threshold if self.params
+                                else DEFAULT_HNSW_THRESHOLD}
+        if state.get("calibration"):
+            info["calibration"] = state["calibration"]
+        return info
 
     def search(self, query: str, readable: Collection[int] | None, limit: int,
                blocked_limit: int, min_score: float | None,

@@ -35,6 +35,7 @@ from .roles_rules import load_roles_rules
 from .search import retrieve
 from .settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
 from .store import DB_NAME, Store
+from .vectors import HnswParams
 from .vectorstore import EmbedReport
 
 DEFAULT_KB_DIR = ".glassrag"
@@ -118,7 +119,9 @@ class KnowledgeBase:
     def dense(self, embedder: str | None = None) -> DenseSide | None:
         """The dense side for ``embedder`` (else the configured or recorded one), or None
         when the knowledge base has no embedder at all."""
-        side = DenseSide(self.path, self.store, embedder or self.settings.dense.embedder or None)
+        dense = self.settings.dense
+        params = HnswParams(threshold=dense.hnsw_threshold, target_recall=dense.target_recall)
+        side = DenseSide(self.path, self.store, embedder or dense.embedder or None, params)
         if not side.enabled:
             return None
         return self._dense.setdefault(side.spec or "", side)
@@ -436,5 +439,8 @@ class KnowledgeBase:
             counts["indexed_chunks"] = self.lexical.num_docs()
             counts["applied_seq"] = self.lexical.applied_seq
             counts["last_seq"] = self.store.last_seq()
+            side = self.dense()
+            if side is not None:
+                counts["dense"] = side.describe()
         counts["path"] = str(self.path)
         return counts

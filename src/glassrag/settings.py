@@ -68,6 +68,8 @@ class DenseSettings(_Section):
     dense_weight: float = Field(default=1.0, ge=0.0)
     candidates: int = Field(default=50, gt=0, le=1000)
     rerank: str = ""
+    hnsw_threshold: int = Field(default=50_000, ge=1)
+    target_recall: float = Field(default=0.95, gt=0.0, le=1.0)
 
 
 class AnswerSection(_Section):
@@ -221,6 +223,12 @@ candidates = 50
 # Optional rerank of the fused list: "lexical" (model-free term coverage) or
 # "cross:/path/to/cross-encoder" (a local sentence-transformers CrossEncoder).
 rerank = ""
+# Up to this many vectors, dense search is an exact scan; above it an HNSW graph is built.
+hnsw_threshold = 50000
+# When the graph is built, its recall@10 against an exact scan is measured on a sample of
+# the stored vectors; the search beam is widened until it reaches this, and the index stays
+# exact if it cannot (shown by `glassrag status`).
+target_recall = 0.95
 
 [answer]
 # How many permitted chunks an answer may draw on (ask --top-k).

@@ -69,6 +69,7 @@ def save_index(index: VectorIndex, directory: Path) -> None:
         "format": VECTOR_FORMAT, "applied_seq": index.applied_seq, "model": index.model,
         "dim": index.dim, "gen": gen, "main": main_name, "hnsw": hnsw_name, "aux": aux_name,
         "count": len(index),
+        "calibration": index.calibration.to_dict() if index.calibration else None,
     }
     tmp = directory / (STATE_NAME + ".tmp")
     tmp.write_text(json.dumps(new_state))
@@ -121,5 +122,9 @@ def load_index(directory: Path, params: HnswParams | None = None) -> VectorIndex
     index.docs = list(tables["docs"])
     index.doc_num = {d: n for n, d in enumerate(index.docs)}
     index.applied_seq = int(state.get("applied_seq", 0))
+    if state.get("calibration"):
+        from .hnsw import Calibration
+
+        index.calibration = Calibration.from_dict(state["calibration"])
     index._saved = (index.main.vectors, index.hnsw, main)
     return index

@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidInput, MissingExtra
+from .hnsw import Calibration, build_graph, calibrate
 from .vector_segment import Segment, empty_rows, top_k
 
-DEFAULT_HNSW_THRESHOLD = 200_000
+DEFAULT_HNSW_THRESHOLD = 50_000
 DEFAULT_EXACT_FRACTION = 0.25
 
 
@@ -66,6 +67,8 @@ class HnswParams:
     ef_max: int = 1024
     # Unfiltered neighbours sampled to estimate the readable share near a query.
     probe: int = 64
+    # recall@10 the graph must reach on a sample of its own vectors (see hnsw.calibrate).
+    target_recall: float = 0.95
 
 
 def load_faiss() -> Any:
@@ -89,6 +92,8 @@ class VectorIndex:
         self.main = Segment.build(*empty_rows(dim))
         self.delta = Segment.build(*empty_rows(dim))
         self.hnsw: Any = None
+        # What the last graph build measured; None before any build above the threshold.
+        self.calibration: Calibration | None = None
         self._selectors: dict[tuple[int, ...], tuple[Any, np.ndarray, np.ndarray]] = {}
         # (main vectors, graph, file stem) as last saved: unchanged main is not rewritten.
         self._saved: tuple[np.ndarray, Any, str] | None = None
@@ -162,10 +167,19 @@ class VectorIndex:
         self._selectors.clear()
         self.applied_seq = applied_seq
 
+    @property
+    def ef_search(self) -> int:
+        """The search beam: the calibrated one once a graph was measured."""
+        return self.calibration.ef_search if self.calibration else self.params.ef_search
+
     def needs_compaction(self) -> bool:
         """True when a graph is due: none yet above the threshold, or the delta or the
-        deleted rows have grown enough that the graph should be rebuilt."""
+        deleted rows have grown enough that the graph should be rebuilt. A graph rejected
+        by calibration is not retried until the index has grown by a tenth."""
         if self.hnsw is None:
+            rejected = self.calibration is not None and not self.calibration.accepted
+            if rejected and len(self) < self.main.size * 1.1:
+                return False
             return len(self) >= self.params.threshold
         dead = self.main.size - self.main.live_count
         limit = max(10_000, len(self) // 10)
@@ -185,10 +199,22 @@ class VectorIndex:
             self.hnsw = None
             return
         faiss = load_faiss()
-        index = faiss.IndexHNSWFlat(self.dim, self.params.m, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = self.params.ef_construction
-        index.add(np.ascontiguousarray(self.main.vectors))
-        self.hnsw = index
+        graph = build_graph(faiss, self.main.vectors, self.params.m, self.params.ef_construction)
+        self.calibration = calibrate(faiss, graph, self.main.vectors, self.params.ef_search,
+                                     self.params.ef_max, self.params.target_recall)
+        # A graph that misses too many true neighbours is worse than a slower exact scan.
+        self.hnsw = graph if self.calibration.accepted else None
+
+    def describe(self) -> dict[str, Any]:
+        """How searches run, for ``status`` and benchmarks."""
+        info: dict[str, Any] = {
+            "model": self.model, "dim": self.dim, "vectors": len(self),
+            "search": "hnsw" if self.hnsw is not None else "exact",
+            "hnsw_threshold": self.params.threshold,
+        }
+        if self.calibration is not None:
+            info["calibration"] = self.calibration.to_dict()
+        return info
 
     # -- search -------------------------------------------------------------------------
     def _present_sets(self) -> np.ndarray:
@@ -295,7 +321,7 @@ class VectorIndex:
 
     def _local_fraction(self, q: np.ndarray, mask: np.ndarray) -> float:
         params = load_faiss().SearchParametersHNSW()
-        params.efSearch = self.params.ef_search
+        params.efSearch = self.ef_search
         _, positions = self.hnsw.search(q[None, :], self.params.probe, params=params)
         found = positions[0][positions[0] >= 0]
         return float(mask[found].mean()) if found.size else 0.0
@@ -304,7 +330,7 @@ class VectorIndex:
               fraction: float) -> tuple[np.ndarray, np.ndarray, int]:
         faiss = load_faiss()
         params = faiss.SearchParametersHNSW()
-        base = max(self.params.ef_search, k)
+        base = max(self.ef_search, k)
         # Widen the beam as the (local) filter tightens: ef / fraction was not enough at 50 %
         # allowed in tests (recall 0.82-0.90); ef / fraction**2 reached 0.99.
         params.efSearch = int(max(base, min(self.params.ef_max, base / max(fraction, 1e-3) ** 2)))
