@@ -48,6 +48,10 @@ def ask(
     ),
     embedder: str | None = EMBEDDER_OPTION,
     rerank: str | None = RERANK_OPTION,
+    rewrite: bool | None = typer.Option(
+        None, "--rewrite/--no-rewrite", help="Ask the model for a search query first and "
+        "search with both (only with a model) [default: [llm] rewrite_query]",
+    ),
 ) -> None:
     """Answer from permitted evidence with verified citations, or say why not."""
     with _errors(as_json):
@@ -56,10 +60,11 @@ def ask(
             if dry_run:
                 _print_json(kb.dry_run(question, principal=_principal(role), top_k=top_k,
                                        mode=mode, terms=terms or None, llm=llm,
-                                       embedder=embedder, rerank=rerank))
+                                       embedder=embedder, rerank=rerank, rewrite=rewrite))
                 return
             answer = kb.ask(question, principal=_principal(role), top_k=top_k, mode=mode,
-                            terms=terms or None, llm=llm, embedder=embedder, rerank=rerank)
+                            terms=terms or None, llm=llm, embedder=embedder, rerank=rerank,
+                            rewrite=rewrite)
         finally:
             kb.close()
     if as_json:
@@ -141,6 +146,8 @@ def trace(
     p = body["principal"]
     out.print(f"principal: {p['principal_id']} roles={','.join(p['roles'])}", markup=False)
     out.print(f"question: {body['question']}", markup=False)
+    if body.get("rewrite"):  # traces written before query rewriting have none
+        out.print(f"rewrite: {_rewrite_line(body['rewrite'])}", markup=False)
     out.print(f"settings: {json.dumps(body['settings'], ensure_ascii=False)}", markup=False)
     out.print(f"permitted_count: {body['permitted_count']}  "
               f"blocked_count: {body['blocked_count']}", markup=False)
@@ -156,6 +163,20 @@ def trace(
     out.print(f"verification: {'ok' if body['verification']['ok'] else 'FAILED'} "
               f"{'; '.join(body['verification']['problems'])}", markup=False)
     out.print(f"timings_ms: {json.dumps(body['timings_ms'])}", markup=False)
+
+
+def _rewrite_line(stage: dict[str, Any]) -> str:
+    """One line for the trace's rewrite stage: what was searched and why."""
+    status = stage["status"]
+    if status == "skipped":
+        return f"skipped ({stage['skipped_reason']})"
+    if status == "off":
+        return "off"
+    by = ", ".join(str(x) for x in (stage["rewriter"], stage["model"]) if x)
+    took = f", {stage['latency_ms']:.1f} ms" if stage.get("latency_ms") is not None else ""
+    if status == "failed":
+        return f"failed ({by}{took}): {stage['error']}; the question was searched as asked"
+    return f"{status} ({by}{took}): {json.dumps(stage['rewritten_query'], ensure_ascii=False)}"
 
 
 @traces_app.command("list")

@@ -31,6 +31,7 @@ from .records import (
     Principal,
     SearchResult,
 )
+from .rewrite import RewriteHook, preview_rewrite
 from .roles_rules import load_roles_rules
 from .search import retrieve
 from .settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
@@ -264,12 +265,17 @@ class KnowledgeBase:
         llm: str | None = None,
         embedder: str | None = None,
         rerank: str | None = None,
+        rewrite: bool | RewriteHook | None = None,
     ) -> Answer:
         """Answer ``question`` from evidence ``principal`` may read, with verified citations.
 
         ``llm`` names a model profile (``openai``, ``deepseek``, ``ollama``…); without it the
         ``[llm]`` settings decide, and with none there the answer is extractive. Every call
         that gets past validation writes a trace; rejected input writes none.
+
+        ``rewrite``: True asks the model for a search query first (only when a model is in
+        use), False does not, None follows ``[llm] rewrite_query``; a callable
+        ``fn(question) -> str`` is used as the rewriter with or without a model.
         """
         req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
         answerer = self._llm(llm)
@@ -279,6 +285,7 @@ class KnowledgeBase:
         return ask_pipeline(
             self.store, self.lexical, self.settings, req, self._answer_settings(),
             log_path=(self.path / log) if log else None, llm=answerer, lock=self.lock,
+            rewrite=self.settings.llm.rewrite_query if rewrite is None else rewrite,
         )
 
     def _llm(self, profile: str | None) -> LLMAnswerer | None:
@@ -299,11 +306,14 @@ class KnowledgeBase:
         llm: str | None = None,
         embedder: str | None = None,
         rerank: str | None = None,
+        rewrite: bool | RewriteHook | None = None,
     ) -> dict[str, Any]:
         """The evidence package and the exact request an LLM answerer would receive.
 
         Reads no key and writes no trace. With no permitted evidence there is no request:
-        the status is decided before any model would be called.
+        the status is decided before any model would be called. ``rewrite`` (as for ask)
+        adds the query-rewrite request that would be sent first; it is not sent, so the
+        evidence is the question's alone.
         """
         req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
         with self.lock:
@@ -328,6 +338,9 @@ class KnowledgeBase:
             "answerer": answerer.name if answerer is not None else "extractive",
             "evidence": evidence,
             "request": request,
+            "rewrite": preview_rewrite(
+                req.question, self.settings.llm.rewrite_query if rewrite is None else rewrite,
+                answerer, terms=req.terms),
         }
 
     def inspect(

@@ -24,7 +24,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import GlassragError, MissingExtra
-from .llm_profiles import STRUCTURED_MODES, Endpoint, LLMSettings, build_body, request_body, resolve
+from .llm_profiles import (
+    STRUCTURED_MODES,
+    Endpoint,
+    LLMSettings,
+    build_body,
+    request_body,
+    resolve,
+    rewrite_body,
+)
 from .prompt import ReplyError, label_map, parse_reply
 from .records import ANSWERED, Draft, Hit, Verification
 from .verify import normalize_for_match
@@ -80,6 +88,22 @@ class LLMAnswerer:
         """The first request's body, for ``--dry-run`` and the trace. Reads no key."""
         return build_body(self.endpoint, question, evidence,
                           model=self._model or "(the model the server lists first)")
+
+    def rewrite_preview(self, question: str) -> dict[str, Any]:
+        """The query-rewrite request's body, for ``--dry-run``. Reads no key."""
+        return rewrite_body(self.endpoint, question,
+                            model=self._model or "(the model the server lists first)")
+
+    def rewrite(self, question: str) -> tuple[dict[str, Any], Exchange, str]:
+        """Send the query-rewrite request once: (body, exchange, model).
+
+        No HTTP retries: a failed rewrite falls back to the question as asked, which is
+        better than making the user wait through backoff for a search hint.
+        """
+        client = self._connect()
+        model = self._served_model(client)
+        body = rewrite_body(self.endpoint, question, model=model)
+        return body, post(client, self.endpoint, body), model
 
     def answer(self, question: str, evidence: Sequence[Hit],
                verify_fn: Callable[[Draft], Verification],

@@ -16,7 +16,14 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .errors import InvalidInput
-from .prompt import ANSWER_SCHEMA, system_prompt, user_message
+from .prompt import (
+    ANSWER_SCHEMA,
+    REWRITE_MAX_TOKENS,
+    REWRITE_SCHEMA,
+    rewrite_messages,
+    system_prompt,
+    user_message,
+)
 from .records import Hit
 
 STRUCTURED_MODES = ("json_schema", "json_object", "text")
@@ -74,6 +81,7 @@ class LLMSettings:
     retries: int = 2  # verification retries, each with the stricter prompt
     http_retries: int = 3  # per request: timeouts, connection errors, 429, 5xx
     structured_output: str | None = None  # json_schema | json_object | text
+    rewrite_query: bool = False  # ask the model for a search query first (docs/llm.md)
 
     def __post_init__(self) -> None:
         checks = [
@@ -149,6 +157,15 @@ def build_body(endpoint: Endpoint, question: str, evidence: Sequence[Hit], *,
         {"role": "user", "content": user_message(question, evidence, problems)},
     ]
     return request_body(endpoint, messages, model=model)
+
+
+def rewrite_body(endpoint: Endpoint, question: str, *,
+                 model: str | None = None) -> dict[str, Any]:
+    """The body of the query-rewrite request: the user's question and nothing else."""
+    messages = rewrite_messages(question, tagged=endpoint.structured == "text")
+    return request_body(endpoint, messages, model=model, schema=REWRITE_SCHEMA,
+                        name="search_query",
+                        max_tokens=min(REWRITE_MAX_TOKENS, endpoint.settings.max_output_tokens))
 
 
 def request_body(endpoint: Endpoint, messages: list[dict[str, str]], *, model: str | None = None,

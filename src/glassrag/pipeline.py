@@ -1,9 +1,11 @@
-"""``ask``, top to bottom: validate -> retrieve (roles inside) -> decide -> answer -> verify
--> disclose -> trace. Each stage is a plain function call with a typed result, timed.
+"""``ask``, top to bottom: validate -> retrieve (roles inside) -> rewrite (optional: the
+rewritten query retrieved too, fused) -> decide -> answer -> verify -> disclose -> trace.
+Each stage is a plain function call with a typed result, timed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .answer import AnswerSettings, extractive_answer, semantic_answer
-from .errors import InvalidInput
+from .errors import GlassragError, InvalidInput
 from .lexical import LexicalIndex
 from .llm import LLMAnswerer
 from .records import (
@@ -28,6 +30,7 @@ from .records import (
     Principal,
     Verification,
 )
+from .rewrite import RewriteHook, RewriteStage, fuse_retrievals, run_rewrite
 from .search import Retrieval, check_query, retrieve
 from .settings import DenseSettings, Settings
 from .store import Store, now
@@ -79,6 +82,24 @@ def run_retrieval(store: Store, lexical: LexicalIndex, req: AskRequest) -> Retri
                     dense_settings=req.dense_settings, rerank=req.rerank)
 
 
+def add_rewritten(store: Store, lexical: LexicalIndex, req: AskRequest, found: Retrieval,
+                  rewrite: RewriteStage) -> Retrieval:
+    """``found`` (the question's retrieval) fused with the rewritten query's.
+
+    Both queries are searched, not the rewrite alone: a rewrite that drifts can add
+    candidates but cannot push out what the question's own words found. The rewritten
+    query goes through the same retrieve() as the question, roles filtered inside it.
+    """
+    if rewrite.query is None:
+        return found
+    try:
+        also = run_retrieval(store, lexical, dataclasses.replace(req, question=rewrite.query))
+    except GlassragError as exc:  # e.g. a rewrite of nothing but stop words
+        rewrite.fall_back(f"the rewritten query cannot be searched: {exc.message}")
+        return found
+    return fuse_retrievals(found, also, req.top_k, BLOCKED_LIMIT)
+
+
 def decide(question: str, found: Retrieval, settings: AnswerSettings,
            dense: DenseSide | None = None, min_score: float | None = None,
            ) -> tuple[str, Draft | None]:
@@ -112,11 +133,12 @@ def decide(question: str, found: Retrieval, settings: AnswerSettings,
 def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest,
         answer_settings: AnswerSettings, *, log_path: Path | None = None,
         llm: LLMAnswerer | None = None, lock: AbstractContextManager[Any] | None = None,
-        ) -> Answer:
+        rewrite: bool | RewriteHook = False) -> Answer:
     """Run one question through the pipeline and record its trace.
 
     ``lock`` guards the store and index only: retrieval and the trace write hold it, a model
-    call (which may take seconds) does not.
+    call (which may take seconds) does not. ``rewrite`` (True: with ``llm``; or a callable)
+    adds a rewritten query to the retrieval; see :mod:`glassrag.rewrite`.
     """
     guard = lock if lock is not None else nullcontext()
     timings: dict[str, float] = {}
@@ -125,14 +147,22 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
     def lap(name: str) -> None:
         nonlocal clock
         t = time.perf_counter()
-        timings[name] = round((t - clock) * 1000, 3)
+        timings[name] = round(timings.get(name, 0.0) + (t - clock) * 1000, 3)
         clock = t
 
+    # The question is retrieved before any rewrite, so a question that cannot be searched
+    # fails before a model is asked anything.
     with guard:
         found = run_retrieval(store, lexical, req)
     lap("retrieve")
-    status, draft = decide(req.question, found, answer_settings, req.dense,
-                           req.dense_settings.min_score if req.dense_settings else None)
+    rewrite_stage = run_rewrite(req.question, rewrite, llm, terms=req.terms)  # no lock held
+    if rewrite_stage.latency_ms is not None:
+        lap("rewrite")
+    if rewrite_stage.query is not None:
+        with guard:
+            found = add_rewritten(store, lexical, req, found, rewrite_stage)
+        lap("retrieve")
+    status, draft = decide_with_rewrite(req, found, answer_settings, rewrite_stage)
     verification = Verification(ok=True)
     attempts: list[dict[str, Any]] = []
     blocked_ids = {h.chunk.chunk_id for h in found.blocked}
@@ -150,8 +180,9 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
         elif draft.status == ANSWERED:
             status = ANSWERED
         else:  # the model's own no_evidence: blocked or not is decided as decide() does
-            status = BLOCKED if _blocked_would_answer(req.question, found, answer_settings) \
-                else NO_EVIDENCE
+            asked = (req.question, *([rewrite_stage.query] if rewrite_stage.query else []))
+            status = BLOCKED if any(_blocked_would_answer(q, found, answer_settings)
+                                    for q in asked) else NO_EVIDENCE
         lap("verify")
     else:
         lap("answer")
@@ -169,13 +200,30 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
     evidence = tuple(found.hits)
     trace_id = new_trace_id()
     trace = build_trace(trace_id, req, settings, answer_settings, found, status, reported,
-                        attempts, verification, text, citations, timings, llm)
+                        attempts, verification, text, citations, timings, llm,
+                        rewrite=rewrite_stage)
     with guard:
         save(store, trace)
     if log_path is not None:
         _log(log_path, req, status, found, citations)
     return Answer(status=reported, answer=text, citations=citations, evidence=evidence,
                   trace_id=trace_id, question=req.question, mode=found.mode)
+
+
+def decide_with_rewrite(req: AskRequest, found: Retrieval, settings: AnswerSettings,
+                        rewrite: RewriteStage) -> tuple[str, Draft | None]:
+    """decide() for the question, then for the rewritten query if the question's own words
+    are not covered: a paraphrase shares few words with the chunk that answers it, and the
+    rewrite is what found that chunk. The answer is still verbatim and verified; a model
+    answerer is always given the user's question, never the rewrite."""
+    min_score = req.dense_settings.min_score if req.dense_settings else None
+    status, draft = decide(req.question, found, settings, req.dense, min_score)
+    if status == ANSWERED or rewrite.query is None:
+        return status, draft
+    second, second_draft = decide(rewrite.query, found, settings, req.dense, min_score)
+    if second == ANSWERED:
+        return second, second_draft
+    return (BLOCKED if BLOCKED in (status, second) else status), None
 
 
 def _blocked_would_answer(question: str, found: Retrieval, settings: AnswerSettings) -> bool:
@@ -215,7 +263,8 @@ def build_trace(trace_id: str, req: AskRequest, settings: Settings,
                 answer_settings: AnswerSettings, found: Retrieval, status: str, reported: str,
                 attempts: list[dict[str, Any]], verification: Verification, text: str,
                 citations: Sequence[Citation], timings: dict[str, float],
-                llm: LLMAnswerer | None = None) -> dict[str, Any]:
+                llm: LLMAnswerer | None = None, *,
+                rewrite: RewriteStage | None = None) -> dict[str, Any]:
     from .prompt import build_request
 
     timings["total"] = round(sum(timings.values()), 3)
@@ -230,6 +279,7 @@ def build_trace(trace_id: str, req: AskRequest, settings: Settings,
         "principal": {"principal_id": req.principal.principal_id,
                       "roles": list(req.principal.roles), "admin": req.principal.admin},
         "question": req.question,
+        "rewrite": (rewrite or RewriteStage(req.question)).to_dict(),
         "settings": {"mode": found.mode, "top_k": req.top_k, "terms": list(req.terms),
                      "answerer": llm.name if llm is not None else "extractive",
                      "llm": llm.endpoint.describe() if llm is not None else None,

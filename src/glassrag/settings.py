@@ -95,6 +95,7 @@ class LLMSection(_Section):
     retries: int = Field(default=2, ge=0, le=10)
     http_retries: int = Field(default=3, ge=0, le=10)
     structured_output: Literal["json_schema", "json_object", "text"] | None = None
+    rewrite_query: bool = False
 
     def to_llm_settings(self, profile: str | None = None) -> Any:
         from .llm import LLMSettings
@@ -258,6 +259,12 @@ temperature = 0.0
 retries = 2
 # 429 and 5xx replies are retried with bounded backoff this many times.
 http_retries = 3
+# Before retrieval, ask the model for one search query (keywords, synonyms) made from the
+# question alone (nothing from the knowledge base is sent), then search with both the
+# question and that query, fused. Only with a model (a profile above or ask --llm): without
+# one nothing is sent. A failed rewrite falls back to the question; the trace shows it.
+# ask --rewrite / --no-rewrite overrides this per question.
+rewrite_query = false
 
 [server]
 # Requests without a valid bearer token: false answers 401; true serves them as the

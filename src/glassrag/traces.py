@@ -115,6 +115,7 @@ def export(trace: dict[str, Any], store: Store, directory: Path) -> list[Path]:
             "kind": "request", "trace_id": trace["trace_id"],
             "source_snapshot_file": f"{prefix}-sources.json",
             "principal": trace["principal"], "question": trace["question"],
+            "rewrite": trace.get("rewrite"),
             "settings": trace["settings"], "request": trace.get("request"),
         },
         "response": {
