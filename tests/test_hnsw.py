@@ -123,3 +123,15 @@ def test_an_accepted_graph_records_its_beam_and_uses_it(tmp_path: Path) -> None:
     index.save(tmp_path / "v")
     loaded = VectorIndex.load(tmp_path / "v", params)
     assert loaded is not None and loaded.describe() == info
+
+
+def test_single_query_search_restores_the_openmp_thread_count() -> None:
+    from glassrag.vectors import one_omp_thread
+
+    faiss.omp_set_num_threads(2)
+    with one_omp_thread():
+        assert faiss.omp_get_max_threads() == 1
+    assert faiss.omp_get_max_threads() == 2
+    with pytest.raises(RuntimeError), one_omp_thread():
+        raise RuntimeError("a failing search still restores the count")
+    assert faiss.omp_get_max_threads() == 2

@@ -20,6 +20,18 @@ def empty_rows(dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
             np.zeros(0, np.int32))
 
 
+def scan(block: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``block @ q`` on the calling thread only.
+
+    ``@`` hands a matrix-vector product to multi-threaded OpenBLAS, whose threads spin and
+    collide with any other busy thread: measured 8.0 ms instead of 0.9 ms for 20k x 384 with a
+    second process on a 2-core machine. einsum's own loop is one thread and, the scan being
+    bound by memory bandwidth, just as fast alone (5.0 vs 5.0 ms for 100k x 384 there); the
+    server's concurrent requests then each get a core instead of fighting over both.
+    """
+    return np.einsum("ij,j->i", block, q)
+
+
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` best finite scores, best first.
 
@@ -138,7 +150,7 @@ class Segment:
             return np.zeros(0, np.int64), np.zeros(0, np.float32), 0
         pieces = []
         for start, end in spans:
-            part = self.vectors[start:end] @ q
+            part = scan(self.vectors[start:end], q)
             if self.live is not None:
                 part[~self.live[start:end]] = _NEG_INF
             pieces.append(part)
