@@ -216,7 +216,8 @@ def decide_with_rewrite(req: AskRequest, found: Retrieval, settings: AnswerSetti
     are not covered: a paraphrase shares few words with the chunk that answers it, and the
     rewrite is what found that chunk. The answer is still verbatim and verified; a model
     answerer is always given the user's question, never the rewrite."""
-    min_score = req.dense_settings.min_score if req.dense_settings else None
+    min_score = (req.dense_settings.min_cosine(req.dense.spec if req.dense else None)
+                 if req.dense_settings else None)
     status, draft = decide(req.question, found, settings, req.dense, min_score)
     if status == ANSWERED or rewrite.query is None:
         return status, draft

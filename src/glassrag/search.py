@@ -126,7 +126,8 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: Den
     terms = unique_terms(analyze(query))
     pool = top_k if only_dense else max(top_k, settings.candidates)
     readable = readable_sets(store, principal)
-    dense_found = dense.search(query, readable, pool, blocked_limit, settings.min_score)
+    dense_found = dense.search(query, readable, pool, blocked_limit,
+                               settings.min_cosine(dense.spec))
     if only_dense:
         return _hydrated(store, principal, "dense", terms, {"dense": dense_found}, settings,
                          top_k, blocked_limit)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import InvalidInput
 
@@ -59,9 +59,19 @@ class SearchSettings(_Section):
     mode: Literal["bm25", "dense", "hybrid", "overlap", "terms"] = "bm25"
 
 
+# Cosine similarity below which a dense hit is not evidence, by embedder kind, for
+# ``[dense] min_score = "auto"``. 0.3 is seed 002's threshold, right for all-MiniLM-L6-v2.
+# multilingual-e5-small compresses scores into ~0.75-0.95: the gold passage of 98 % of sampled
+# xquad-en / cmrc2018-dev questions scored >= 0.795 / 0.864 (benchmarks/RESULTS.md).
+DEFAULT_MIN_SCORE = 0.3
+MIN_SCORE_BY_KIND = {"e5": 0.8}
+
+
 class DenseSettings(_Section):
+
     embedder: str = ""
-    min_score: float = Field(default=0.3, ge=-1.0, le=1.0)
+    # "auto": the default of the embedder kind (MIN_SCORE_BY_KIND, else DEFAULT_MIN_SCORE).
+    min_score: float | Literal["auto"] = "auto"
     fusion: Literal["rrf", "weighted"] = "rrf"
     rrf_k: int = Field(default=60, gt=0)
     bm25_weight: float = Field(default=1.0, ge=0.0)
@@ -70,6 +80,21 @@ class DenseSettings(_Section):
     rerank: str = ""
     hnsw_threshold: int = Field(default=50_000, ge=1)
     target_recall: float = Field(default=0.95, gt=0.0, le=1.0)
+
+    @field_validator("min_score")
+    @classmethod
+    def _cosine(cls, value: float | str) -> float | str:
+        if isinstance(value, float) and not -1.0 <= value <= 1.0:
+            raise ValueError("min_score must be a cosine similarity in [-1, 1] or \"auto\"")
+        return value
+
+    def min_cosine(self, spec: str | None = None) -> float:
+        """``min_score`` as a number; "auto" is the default of the kind of embedder ``spec``
+        (else ``embedder``) names."""
+        if not isinstance(self.min_score, str):
+            return self.min_score
+        kind = (spec or self.embedder).partition(":")[0]
+        return MIN_SCORE_BY_KIND.get(kind, DEFAULT_MIN_SCORE)
 
 
 class AnswerSection(_Section):
@@ -212,8 +237,10 @@ mode = "bm25"
 # (any OpenAI-compatible /v1/embeddings endpoint) or "hash:DIM" (lexical, no model).
 # Empty: no vectors until an ingest or search names one with --embedder.
 embedder = ""
-# Cosine similarity below which a dense hit is not evidence (seed 002's threshold).
-min_score = 0.3
+# Cosine similarity below which a dense hit is not evidence (seed 002's threshold). "auto"
+# takes the embedder's: 0.8 for e5: (E5 scores sit high; unrelated passages still reach
+# ~0.8), 0.3 for the others (seed 002's value, right for all-MiniLM-L6-v2).
+min_score = "auto"
 # Hybrid fusion: "rrf" (reciprocal rank fusion) or "weighted" (min-max normalised scores).
 fusion = "rrf"
 rrf_k = 60
