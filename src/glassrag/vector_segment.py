@@ -21,15 +21,15 @@ def empty_rows(dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 def scan(block: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``block @ q`` on the calling thread only.
+    """``block @ q``: BLAS sgemv, multi-threaded by OpenBLAS.
 
-    ``@`` hands a matrix-vector product to multi-threaded OpenBLAS, whose threads spin and
-    collide with any other busy thread: measured 8.0 ms instead of 0.9 ms for 20k x 384 with a
-    second process on a 2-core machine. einsum's own loop is one thread and, the scan being
-    bound by memory bandwidth, just as fast alone (5.0 vs 5.0 ms for 100k x 384 there); the
-    server's concurrent requests then each get a core instead of fighting over both.
+    Measured on 2 cores with the machine otherwise idle, a hybrid ask over 100k exact-scanned
+    vectors took 5.4 ms with it and 9.0 ms with einsum split over two Python threads. With
+    another busy process, OpenBLAS's spinning threads lose badly instead (8.0 vs 0.9 ms for a
+    20k scan), so ``glassrag serve``, whose concurrent requests keep every core busy, limits
+    BLAS to one thread per call (``cli_server.one_blas_thread``).
     """
-    return np.einsum("ij,j->i", block, q)
+    return block @ q
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:

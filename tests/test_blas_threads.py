@@ -1,0 +1,24 @@
+"""The server runs BLAS one thread per call (concurrent requests keep the cores busy)."""
+
+from __future__ import annotations
+
+import pytest
+
+threadpoolctl = pytest.importorskip("threadpoolctl", reason="threadpoolctl comes with [server]")
+
+
+def test_one_blas_thread_limits_and_can_be_undone() -> None:
+    from glassrag.cli_server import one_blas_thread
+
+    controller = threadpoolctl.ThreadpoolController()
+    blas = controller.select(user_api="blas")
+    if not blas.lib_controllers:
+        pytest.skip("numpy is not linked against a BLAS threadpoolctl can see")
+    before = [lib.num_threads for lib in blas.lib_controllers]
+    try:
+        assert one_blas_thread() is True
+        after = threadpoolctl.ThreadpoolController().select(user_api="blas")
+        assert {lib.num_threads for lib in after.lib_controllers} == {1}
+    finally:
+        for lib, threads in zip(blas.lib_controllers, before, strict=True):
+            lib.set_num_threads(threads)
