@@ -233,7 +233,8 @@ def run_beir(
     vectors). ``limit`` evaluates only the first N judged queries (in ``queries.jsonl``
     order). ``top_k`` documents are retrieved per query (recall@100 needs 100).
     ``chunking`` overrides :data:`DEFAULT_CHUNKING`; ``title_in_text`` puts the title at the
-    head of each document's text too (the embedder sees chunk text only, not titles).
+    head of each document's text too (the lexical index and the embedder already see the
+    title with each chunk; see ``vectorstore.embedding_text``).
     ``tokenizer`` switches to the bm25s scorer (see the module docstring), with
     ``bm25={"k1":…, "b":…}``. ``progress(done, total)`` is called while chunks are embedded
     and after each query.
