@@ -1,4 +1,4 @@
-"""The server runs BLAS one thread per call (concurrent requests keep the cores busy)."""
+"""Threads: the server runs BLAS one thread per call; model OpenMP threads sleep when idle."""
 
 from __future__ import annotations
 
@@ -22,3 +22,16 @@ def test_one_blas_thread_limits_and_can_be_undone() -> None:
     finally:
         for lib, threads in zip(blas.lib_controllers, before, strict=True):
             lib.set_num_threads(threads)
+
+
+def test_model_openmp_threads_sleep_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    from glassrag.embedders import passive_openmp
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    passive_openmp()
+    import os
+
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    passive_openmp()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
