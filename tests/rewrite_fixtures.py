@@ -4,14 +4,11 @@ question BM25 misses, a knowledge base factory with [llm] settings, and the stub
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from conftest import write_jsonl
 from glassrag import KnowledgeBase
-from llm_stub import StubLLM
+from test_ask_llm import stub as stub  # noqa: F401 - the env-pointing fixture, shared
 
 # "put", "bike" and "workday" occur in no document; the rewritten query's words do.
 QUESTION = "Where do I put my bike during the workday?"
@@ -64,12 +61,3 @@ def office_kb(tmp_path: Path, *, profile: bool = False, rewrite_query: bool | No
     docs = PUBLIC_DOCS + ([SECRET] if secret else [])
     kb.ingest([write_jsonl(tmp_path / "office.jsonl", docs)])
     return kb
-
-
-@pytest.fixture
-def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[StubLLM]:
-    with StubLLM() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_MODEL", "stub-model")
-        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        yield server
