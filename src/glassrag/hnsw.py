@@ -30,6 +30,7 @@ class Calibration:
     target: float
     sample: int
     accepted: bool
+    vectors: int  # how many the graph held: a rejected graph is retried after growth
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -37,7 +38,7 @@ class Calibration:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Calibration:
         return cls(int(data["ef_search"]), float(data["recall_at_10"]), float(data["target"]),
-                   int(data["sample"]), bool(data["accepted"]))
+                   int(data["sample"]), bool(data["accepted"]), int(data.get("vectors", 0)))
 
 
 def build_graph(faiss: Any, vectors: np.ndarray, m: int, ef_construction: int) -> Any:
@@ -86,12 +87,12 @@ def calibrate(faiss: Any, graph: Any, vectors: np.ndarray, ef_start: int, ef_max
     """Smallest beam (``ef_start`` doubled up to ``ef_max``) whose recall@10 meets ``target``."""
     positions = sample_positions(vectors.shape[0])
     if positions.size <= _K:
-        return Calibration(ef_start, 1.0, target, int(positions.size), True)
+        return Calibration(ef_start, 1.0, target, int(positions.size), True, vectors.shape[0])
     kth = exact_kth_scores(vectors, positions)
     ef = ef_start
     while True:
         recall = graph_recall(faiss, graph, vectors, positions, kth, ef)
         if recall >= target or ef >= ef_max:
             return Calibration(ef, round(recall, 4), target, int(positions.size),
-                               recall >= target)
+                               recall >= target, vectors.shape[0])
         ef = min(ef * 2, ef_max)

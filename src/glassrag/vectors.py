@@ -193,8 +193,8 @@ class VectorIndex:
         deleted rows have grown enough that the graph should be rebuilt. A graph rejected
         by calibration is not retried until the index has grown by a tenth."""
         if self.hnsw is None:
-            rejected = self.calibration is not None and not self.calibration.accepted
-            if rejected and len(self) < self.main.size * 1.1:
+            tried = self.calibration
+            if tried is not None and not tried.accepted and len(self) * 10 < tried.vectors * 11:
                 return False
             return len(self) >= self.params.threshold
         dead = self.main.size - self.main.live_count
