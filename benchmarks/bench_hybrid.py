@@ -154,7 +154,7 @@ def main() -> None:
             embed_seconds.append(sum(timed.seconds))
         readable = readable_sets(kb.store, principal)
         recall = dense_recall(index, timed.inner, questions[50:], readable)
-        info = index.describe()
+        info = side.describe()
         kb.close()
     net = sorted((t - e) * 1000 for t, e in zip(total, embed_seconds, strict=True))
     result = {

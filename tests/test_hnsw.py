@@ -99,7 +99,7 @@ def test_a_rejected_graph_leaves_the_index_exact(tmp_path: Path) -> None:
     index = VectorIndex(64, "hash:64", params)
     index.rebuild(rows_of(vectors), 1)
     assert index.calibration is not None and not index.calibration.accepted
-    assert index.hnsw is None and index.describe()["search"] == "exact"
+    assert index.hnsw is None  # searches stay exact
     q = vectors[0]
     got = [r for r, _ in index.topk(q, None, 10)]
     assert got == [int(i) + 1 for i in np.argsort(-(vectors @ q))[:10]]  # exact results
@@ -126,11 +126,11 @@ def test_an_accepted_graph_records_its_beam_and_uses_it(tmp_path: Path) -> None:
     index.rebuild(rows_of(vectors), 1)
     assert index.hnsw is not None and index.calibration is not None
     assert index.calibration.accepted and index.ef_search == index.calibration.ef_search
-    info = index.describe()
-    assert info["search"] == "hnsw" and info["calibration"]["recall_at_10"] >= 0.95
+    assert index.calibration.recall_at_10 >= 0.95
     index.save(tmp_path / "v")
     loaded = VectorIndex.load(tmp_path / "v", params)
-    assert loaded is not None and loaded.describe() == info
+    assert loaded is not None and loaded.hnsw is not None
+    assert loaded.calibration == index.calibration and loaded.ef_search == index.ef_search
 
 
 def test_single_query_search_restores_the_openmp_thread_count() -> None:

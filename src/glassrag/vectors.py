@@ -221,17 +221,6 @@ class VectorIndex:
         # A graph that misses too many true neighbours is worse than a slower exact scan.
         self.hnsw = graph if self.calibration.accepted else None
 
-    def describe(self) -> dict[str, Any]:
-        """How searches run, for ``status`` and benchmarks."""
-        info: dict[str, Any] = {
-            "model": self.model, "dim": self.dim, "vectors": len(self),
-            "search": "hnsw" if self.hnsw is not None else "exact",
-            "hnsw_threshold": self.params.threshold,
-        }
-        if self.calibration is not None:
-            info["calibration"] = self.calibration.to_dict()
-        return info
-
     # -- search -------------------------------------------------------------------------
     def _present_sets(self) -> np.ndarray:
         return np.asarray(sorted(self.main.blocks.keys() | self.delta.blocks.keys()), np.int32)
