@@ -320,7 +320,7 @@ class KnowledgeBase:
             self._sync()
             found = run_retrieval(self.store, self.lexical, req)
         status, _ = decide(req.question, found, self._answer_settings(), req.dense,
-                           self.settings.dense.min_cosine(req.dense.spec if req.dense else None))
+                           req.min_score)
         conceal = self.settings.conceals_from(req.principal)
         if status == BLOCKED and conceal:
             status = NO_EVIDENCE

@@ -63,6 +63,13 @@ class AskRequest:
     dense_settings: DenseSettings | None = None
     rerank: str = ""
 
+    @property
+    def min_score(self) -> float | None:
+        """The dense cut-off for this request's embedder (``"auto"`` resolved)."""
+        if self.dense_settings is None:
+            return None
+        return self.dense_settings.min_cosine(self.dense.spec if self.dense else None)
+
 
 def validate(question: str, top_k: int) -> str:
     question = check_query(question)
@@ -216,8 +223,7 @@ def decide_with_rewrite(req: AskRequest, found: Retrieval, settings: AnswerSetti
     are not covered: a paraphrase shares few words with the chunk that answers it, and the
     rewrite is what found that chunk. The answer is still verbatim and verified; a model
     answerer is always given the user's question, never the rewrite."""
-    min_score = (req.dense_settings.min_cosine(req.dense.spec if req.dense else None)
-                 if req.dense_settings else None)
+    min_score = req.min_score
     status, draft = decide(req.question, found, settings, req.dense, min_score)
     if status == ANSWERED or rewrite.query is None:
         return status, draft
