@@ -1,5 +1,6 @@
 """Shared pieces of the query-rewrite tests: a small office knowledge base whose paraphrased
-question BM25 misses, a knowledge base factory with [llm] settings, and the stub fixture."""
+question BM25 misses, a knowledge base factory with [llm] settings, the stub fixture, and the
+scripted rewrite failures."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from conftest import write_jsonl
 from glassrag import KnowledgeBase
+from llm_stub import Reply
 from test_ask_llm import stub as stub  # noqa: F401 - the env-pointing fixture, shared
 
 # "put", "bike" and "workday" occur in no document; the rewritten query's words do.
@@ -36,6 +38,17 @@ CANARIES = ["cagedocsecret", "Cagetitlesecret", "cagesourcesecret", "VAULTCODE-5
 
 def rewrite_reply(query: str) -> str:
     return json.dumps({"query": query})
+
+
+# Each way a rewrite can fail (with office_kb(timeout=0.5)), and a part of the error it gives.
+FAILURES = {
+    "timeout": (Reply(rewrite_reply(REWRITTEN), delay=2.0), "timed out"),
+    "http_error": (Reply("overloaded", status=503), "HTTP 503"),
+    "empty": (Reply(""), "empty reply"),
+    "garbage": (Reply('{"answer": 42}'), 'no string "query"'),
+    "too_long": (Reply(rewrite_reply("bicycle parking " * 25)), "characters long"),
+    "refusal": (Reply(refusal="I cannot help with that."), "refused"),
+}
 
 
 def office_kb(tmp_path: Path, *, profile: bool = False, rewrite_query: bool | None = None,

@@ -13,7 +13,15 @@ from glassrag.llm import LLMAnswerer
 from glassrag.prompt import REWRITE_RULES
 from glassrag.rewrite import FUSED, NO_LLM, PREFIX
 from llm_stub import Reply, StubLLM, answer_json
-from rewrite_fixtures import PUBLIC_DOCS, QUESTION, QUOTE, REWRITTEN, office_kb, rewrite_reply
+from rewrite_fixtures import (
+    FAILURES,
+    PUBLIC_DOCS,
+    QUESTION,
+    QUOTE,
+    REWRITTEN,
+    office_kb,
+    rewrite_reply,
+)
 from rewrite_fixtures import stub as stub  # noqa: F401  (the fixture)
 
 
@@ -97,16 +105,6 @@ def test_rewrite_skipped_without_an_llm(tmp_path: Path, stub: StubLLM,
     assert dry["rewrite"]["status"] == "skipped" and dry["rewrite"]["request"] is None
     assert stub.requests == []
     kb.close()
-
-
-FAILURES = {
-    "timeout": (Reply(rewrite_reply(REWRITTEN), delay=2.0), "timed out"),
-    "http_error": (Reply("overloaded", status=503), "HTTP 503"),
-    "empty": (Reply(""), "empty reply"),
-    "garbage": (Reply('{"answer": 42}'), 'no string "query"'),
-    "too_long": (Reply(rewrite_reply("bicycle parking " * 25)), "characters long"),
-    "refusal": (Reply(refusal="I cannot help with that."), "refused"),
-}
 
 
 @pytest.mark.parametrize("case", list(FAILURES))

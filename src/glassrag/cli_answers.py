@@ -30,6 +30,12 @@ from .cli import (
     traces_app,
 )
 
+# Shared by ask and inspect: the same flag, default rule and help in both.
+REWRITE_OPTION = typer.Option(
+    None, "--rewrite/--no-rewrite", help="Ask the model for a search query first and "
+    "search with both (only with a model) [default: [llm] rewrite_query]",
+)
+
 
 @app.command()
 def ask(
@@ -48,10 +54,7 @@ def ask(
     ),
     embedder: str | None = EMBEDDER_OPTION,
     rerank: str | None = RERANK_OPTION,
-    rewrite: bool | None = typer.Option(
-        None, "--rewrite/--no-rewrite", help="Ask the model for a search query first and "
-        "search with both (only with a model) [default: [llm] rewrite_query]",
-    ),
+    rewrite: bool | None = REWRITE_OPTION,
 ) -> None:
     """Answer from permitted evidence with verified citations, or say why not."""
     with _errors(as_json):
@@ -91,13 +94,20 @@ def inspect(
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
     embedder: str | None = EMBEDDER_OPTION,
     rerank: str | None = RERANK_OPTION,
+    llm: str | None = typer.Option(
+        None, "--llm", help="The model profile that rewrites the query (with --rewrite); "
+        "inspect never asks for an answer [default: the [llm] settings]",
+    ),
+    rewrite: bool | None = REWRITE_OPTION,
 ) -> None:
-    """Every candidate ranked: score, per-term contributions, lines, selected or not and why."""
+    """Every candidate ranked: score, per-term contributions, lines, selected or not and why.
+    With --rewrite the model's search query is ranked too, as ask would."""
     with _errors(as_json):
         kb = _open()
         try:
             view = kb.inspect(question, principal=_principal(role), top_k=top_k, mode=mode,
-                              terms=terms or None, embedder=embedder, rerank=rerank)
+                              terms=terms or None, embedder=embedder, rerank=rerank, llm=llm,
+                              rewrite=rewrite)
         finally:
             kb.close()
     if as_json:
@@ -114,6 +124,7 @@ def inspect(
                       f"{row['line_start']}-{row['line_end']}", ", ".join(row["matched_terms"]),
                       contributions, "yes" if row["selected"] else "no", row["why"])
     out.print(table, markup=False)
+    out.print(f"rewrite: {_rewrite_line(view['rewrite'])}", markup=False)
     out.print(f"query terms: {', '.join(view['query_terms'])}", markup=False)
     out.print(f"selected_ids: {', '.join(view['selected_ids']) or 'none'}", markup=False)
     if view["blocked_count"]:

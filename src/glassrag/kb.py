@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -16,7 +17,7 @@ from .errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
 from .ingest import IngestOptions, Progress, run_ingest
 from .lexical import LexicalIndex
 from .llm import LLMAnswerer
-from .pipeline import AskRequest, decide, run_retrieval, validate
+from .pipeline import AskRequest, decide, retrieve_with_rewrite, run_retrieval, validate
 from .pipeline import ask as ask_pipeline
 from .prompt import build_request, evidence_package
 from .records import (
@@ -354,17 +355,28 @@ class KnowledgeBase:
         candidates: int = 20,
         embedder: str | None = None,
         rerank: str | None = None,
+        llm: str | None = None,
+        rewrite: bool | RewriteHook | None = None,
     ) -> dict[str, Any]:
         """Every permitted candidate ranked, with per-term contributions and why it was or
-        was not selected. Calls no model and writes no trace."""
+        was not selected. Writes no trace.
+
+        ``rewrite`` is decided as for ask (None follows ``[llm] rewrite_query``). When a
+        rewriter applies, its one request is sent (never an answer request) and the
+        candidates are the question's and the rewritten query's, fused as ask fuses them;
+        ``rewrite`` in the view is the trace's rewrite stage. Otherwise no model is called.
+        """
         req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
+        wanted = self.settings.llm.rewrite_query if rewrite is None else rewrite
+        # Only a rewrite asks the model anything: without one no answerer is even set up.
+        answerer = self._llm(llm) if wanted is True else None
+        pool_req = dataclasses.replace(req, top_k=max(candidates, req.top_k))
         with self.lock:
             self._sync()
-            pool = retrieve(self.store, self.lexical, req.question, req.principal,
-                            max(candidates, req.top_k), req.mode, list(req.terms) or None,
-                            dense=req.dense, dense_settings=req.dense_settings,
-                            rerank=req.rerank)
-            rows = []
+        pool, stage = retrieve_with_rewrite(self.store, self.lexical, pool_req, wanted,
+                                            answerer, self.lock)
+        rows = []
+        with self.lock:
             for rank, hit in enumerate(pool.hits, start=1):
                 rows.append({
                     **hit.to_dict(), "rank": rank,
@@ -376,7 +388,8 @@ class KnowledgeBase:
         conceal = self.settings.conceals_from(req.principal)
         return {
             "question": req.question, "mode": pool.mode, "top_k": req.top_k,
-            "query_terms": list(pool.query_terms), "candidates": rows,
+            "query_terms": list(pool.query_terms), "rewrite": stage.to_dict(),
+            "candidates": rows,
             "selected_ids": [r["chunk_id"] for r in rows if r["selected"]],
             "blocked_count": 0 if conceal else pool.blocked_count,
         }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +107,33 @@ def add_rewritten(store: Store, lexical: LexicalIndex, req: AskRequest, found: R
     return fuse_retrievals(found, also, req.top_k, BLOCKED_LIMIT)
 
 
+def retrieve_with_rewrite(store: Store, lexical: LexicalIndex, req: AskRequest,
+                          rewrite: bool | RewriteHook, llm: LLMAnswerer | None,
+                          guard: AbstractContextManager[Any],
+                          lap: Callable[[str], None] = lambda stage: None,
+                          ) -> tuple[Retrieval, RewriteStage]:
+    """The question's retrieval, the rewrite, and the rewritten query's retrieval fused in:
+    what ask searches, and what inspect ranks. Sends the rewrite request (when a rewriter
+    applies) and nothing else.
+
+    ``guard`` is held around each retrieval, not around the rewrite (a model call may take
+    seconds); ``lap(stage)`` is called as each stage ends, for the trace's timings.
+    """
+    # The question is retrieved before any rewrite, so a question that cannot be searched
+    # fails before a model is asked anything.
+    with guard:
+        found = run_retrieval(store, lexical, req)
+    lap("retrieve")
+    stage = run_rewrite(req.question, rewrite, llm, terms=req.terms)
+    if stage.latency_ms is not None:
+        lap("rewrite")
+    if stage.query is not None:
+        with guard:
+            found = add_rewritten(store, lexical, req, found, stage)
+        lap("retrieve")
+    return found, stage
+
+
 def decide(question: str, found: Retrieval, settings: AnswerSettings,
            dense: DenseSide | None = None, min_score: float | None = None,
            ) -> tuple[str, Draft | None]:
@@ -157,18 +184,7 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
         timings[name] = round(timings.get(name, 0.0) + (t - clock) * 1000, 3)
         clock = t
 
-    # The question is retrieved before any rewrite, so a question that cannot be searched
-    # fails before a model is asked anything.
-    with guard:
-        found = run_retrieval(store, lexical, req)
-    lap("retrieve")
-    rewrite_stage = run_rewrite(req.question, rewrite, llm, terms=req.terms)  # no lock held
-    if rewrite_stage.latency_ms is not None:
-        lap("rewrite")
-    if rewrite_stage.query is not None:
-        with guard:
-            found = add_rewritten(store, lexical, req, found, rewrite_stage)
-        lap("retrieve")
+    found, rewrite_stage = retrieve_with_rewrite(store, lexical, req, rewrite, llm, guard, lap)
     status, draft = decide_with_rewrite(req, found, answer_settings, rewrite_stage)
     verification = Verification(ok=True)
     attempts: list[dict[str, Any]] = []
