@@ -76,11 +76,15 @@ def build_server(kb: KnowledgeBase, principal: Principal) -> Any:
         top_k: Annotated[int | None, Field(
             ge=1, le=100, description="How many passages the answer may draw on")] = None,
         mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
+        rewrite: Annotated[bool | None, Field(
+            description="Ask the model for a search query first and search with both "
+                        "(only when a model is configured); omitted: the server's "
+                        "[llm] rewrite_query setting")] = None,
     ) -> dict[str, Any]:
         """An answer with status (answered, no_evidence, blocked_by_permission, unverified),
         verified citations, the evidence used and a trace id."""
         return _call(lambda: kb.ask(question, principal=principal, top_k=top_k,
-                                    mode=mode).to_dict())
+                                    mode=mode, rewrite=rewrite).to_dict())
 
     _strict(server)
     return server

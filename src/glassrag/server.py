@@ -47,6 +47,12 @@ class AskBody(_Body):
     question: str = Field(description="The question, in any language")
     top_k: int | None = Field(default=None, ge=1, le=1000)
     mode: Mode | None = None
+    rewrite: bool | None = Field(
+        default=None,
+        description="Ask the knowledge base's model for a search query first and search with "
+                    "both the question and the query (only when [llm] names a model). "
+                    "null or absent: follow the [llm] rewrite_query setting.",
+    )
 
 
 class SearchBody(_Body):
@@ -175,7 +181,8 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
     @app.post("/ask", tags=["answers"])
     def ask(body: AskBody, who: Who) -> dict[str, Any]:
         """Answer a question from the documents the caller may read, with citations."""
-        return kb.ask(body.question, principal=who, top_k=body.top_k, mode=body.mode).to_dict()
+        return kb.ask(body.question, principal=who, top_k=body.top_k, mode=body.mode,
+                      rewrite=body.rewrite).to_dict()
 
     @app.post("/search", tags=["search"])
     def search(body: SearchBody, who: Who) -> dict[str, Any]:
