@@ -1,14 +1,19 @@
 """One immutable block of vectors grouped by role set, with exact (numpy) search.
 
 A segment's rows are sorted by role-set number, so the rows of one role set are the
-contiguous range ``blocks[set]``. A filtered exact scan multiplies only the allowed ranges
-(adjacent ones merged into one matrix-vector product): memory is read sequentially, which is
-what makes a brute-force scan run near memory bandwidth.
+contiguous range ``blocks[set]``. A filtered exact scan reads only the allowed ranges
+(adjacent ones merged): memory is read sequentially, which is what makes a brute-force scan
+run near memory bandwidth.
+
+A large segment is scanned in half precision (see :mod:`fp16_scan`): half the bytes to read,
+then the best candidates are rescored from the float32 rows, and the result is checked to be
+the float32 top-k -- when the check cannot prove it, the float32 scan runs instead.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +59,8 @@ class Segment:
     sets: np.ndarray  # (n,) int32 role-set numbers (VectorIndex.rolesets), sorted
     live: np.ndarray | None  # (n,) bool, None when every row is live
     blocks: dict[int, tuple[int, int]]  # role set -> [start, end)
+    # Derived, built on first use: the half-precision copy ("fp16"). Never compared.
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, vectors: np.ndarray, rowids: np.ndarray, docs: np.ndarray,
@@ -114,7 +121,9 @@ class Segment:
         if not hit.any():
             return self
         live = ~hit if self.live is None else self.live & ~hit
-        return Segment(self.vectors, self.rowids, self.docs, self.sets, live, self.blocks)
+        # Same vectors: the half-precision copy stays valid, so the cache is shared.
+        return Segment(self.vectors, self.rowids, self.docs, self.sets, live, self.blocks,
+                       self.cache)
 
     def without_docs(self, doc_nums: np.ndarray) -> Segment:
         """Physically drop rows of ``doc_nums`` (and any masked rows)."""
@@ -138,16 +147,29 @@ class Segment:
                              np.concatenate([a.docs, b.docs]), np.concatenate([a.sets, b.sets]))
 
     # -- search -------------------------------------------------------------------------
-    def exact(self, q: np.ndarray, sets: np.ndarray, k: int,
-              min_score: float | None) -> tuple[np.ndarray, np.ndarray, int]:
+    def exact(self, q: np.ndarray, sets: np.ndarray, k: int, min_score: float | None,
+              count: bool = True) -> tuple[np.ndarray, np.ndarray, int]:
         """Exact top-``k`` over the allowed role sets: (rowids, scores, matching count).
 
         The count is the number of live scanned rows at or above ``min_score`` (all live
-        scanned rows when it is None).
+        scanned rows when it is None); 0 when ``count`` is False (not wanted, not computed).
         """
         spans = self._spans(sets)
         if not spans or k < 1:
             return np.zeros(0, np.int64), np.zeros(0, np.float32), 0
+        from .fp16_scan import half_precision_top
+
+        found = half_precision_top(self, q, spans, k, min_score, count)
+        if found is not None:
+            rows, scores, passed = found
+            if count and min_score is None:
+                passed = self.live_in(sets)
+            return self.rowids[rows], scores, passed
+        return self._float32_top(q, sets, spans, k, min_score, count)
+
+    def _float32_top(self, q: np.ndarray, sets: np.ndarray, spans: list[tuple[int, int]],
+                     k: int, min_score: float | None,
+                     count: bool) -> tuple[np.ndarray, np.ndarray, int]:
         pieces = []
         for start, end in spans:
             part = scan(self.vectors[start:end], q)
@@ -155,14 +177,15 @@ class Segment:
                 part[~self.live[start:end]] = _NEG_INF
             pieces.append(part)
         scores = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        passed = 0
         if min_score is not None:
             scores[scores < min_score] = _NEG_INF
-            count = int(np.count_nonzero(scores > _NEG_INF))
-        else:
-            count = self.live_in(sets)
+            passed = int(np.count_nonzero(scores > _NEG_INF)) if count else 0
+        elif count:
+            passed = self.live_in(sets)
         best = top_k(scores, k)
         # Map positions in the concatenated scores back to segment rows.
         offsets = np.cumsum([0] + [end - start for start, end in spans])
         span_of = np.searchsorted(offsets, best, side="right") - 1
         rows = np.asarray([spans[s][0] for s in span_of], np.int64) + (best - offsets[span_of])
-        return self.rowids[rows], scores[best], count
+        return self.rowids[rows], scores[best], passed

@@ -19,15 +19,15 @@ a small exact-scanned *delta* segment until :meth:`VectorIndex.compact` rebuilds
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import InvalidInput, MissingExtra
+from .errors import InvalidInput
+from .faisslib import load_faiss, one_omp_thread
 from .hnsw import Calibration, build_graph, calibrate
 from .vector_segment import Segment, empty_rows, top_k
 
@@ -70,29 +70,6 @@ class HnswParams:
     probe: int = 64
     # recall@10 the graph must reach on a sample of its own vectors (see hnsw.calibrate).
     target_recall: float = 0.95
-
-
-@contextmanager
-def one_omp_thread() -> Iterator[None]:
-    """Run a single-query faiss search without an OpenMP team. The team's spinning threads
-    cost more than they give for one query, and far more when the other core is busy
-    (measured 2.0 vs 0.56 ms per HNSW search). The OpenMP thread count is per calling thread,
-    so a graph being built on another thread keeps its threads."""
-    faiss = load_faiss()
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(before)
-
-
-def load_faiss() -> Any:
-    try:
-        import faiss
-    except ImportError as exc:
-        raise MissingExtra("faiss-cpu", "dense") from exc
-    return faiss
 
 
 class VectorIndex:
@@ -248,7 +225,7 @@ class VectorIndex:
         """
         q = self._query(query_vec)
         allowed = self._allowed_sets(readable)
-        matches, _ = self._top(q, allowed, limit, min_score)
+        matches, _ = self._top(q, allowed, limit, min_score, count=False)
         if readable is None:
             return matches, 0, []
         blocked_sets = np.setdiff1d(self._present_sets(), allowed)
@@ -280,13 +257,13 @@ class VectorIndex:
     def _live_in(self, sets: np.ndarray) -> int:
         return self.main.live_in(sets) + self.delta.live_in(sets)
 
-    def _top(self, q: np.ndarray, sets: np.ndarray, k: int,
-             min_score: float | None) -> tuple[list[VectorMatch], int]:
+    def _top(self, q: np.ndarray, sets: np.ndarray, k: int, min_score: float | None,
+             count: bool = True) -> tuple[list[VectorMatch], int]:
         """Best ``k`` over the role sets, and how many rows passed ``min_score`` (exact on the
-        exact path; among the candidates on the HNSW path)."""
+        exact path; among the candidates on the HNSW path; 0 when ``count`` is False)."""
         if k < 1 or sets.size == 0:
             return [], 0
-        parts = [self.delta.exact(q, sets, k, min_score)]
+        parts = [self.delta.exact(q, sets, k, min_score, count)]
         allowed_live = self.main.live_in(sets)
         total_live = max(self.main.live_count, 1)
         fraction = allowed_live / total_live
@@ -300,9 +277,9 @@ class VectorIndex:
             if local >= self.params.exact_fraction:
                 parts.append(self._hnsw(q, selector, k, min_score, local))
             else:
-                parts.append(self.main.exact(q, sets, k, min_score))
+                parts.append(self.main.exact(q, sets, k, min_score, count))
         else:
-            parts.append(self.main.exact(q, sets, k, min_score))
+            parts.append(self.main.exact(q, sets, k, min_score, count))
         rowids = np.concatenate([p[0] for p in parts])
         scores = np.concatenate([p[1] for p in parts])
         order = top_k(scores, k)

@@ -1,0 +1,149 @@
+"""The half-precision exact scan against the float32 scan: same rows, same scores, same
+counts; and the proof step refusing (so the float32 scan runs) when near-ties hide the cut."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glassrag import fp16_scan
+from glassrag.fp16_scan import FP16_MIN_ROWS, half_precision_top
+from glassrag.vector_segment import Segment
+
+pytest.importorskip("faiss")
+
+SETS = np.array([3, 5, 8, 13])
+
+
+def clustered(n: int, dim: int, seed: int) -> np.ndarray:
+    """Unit vectors in tight clusters: many rows score alike, so the cut is often close."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((40, dim)).astype(np.float32)
+    vectors = centres[rng.integers(0, 40, n)] + 0.15 * rng.standard_normal((n, dim))
+    vectors = vectors.astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def segment() -> Segment:
+    n, dim = 3 * FP16_MIN_ROWS, 48
+    rng = np.random.default_rng(7)
+    return Segment.build(clustered(n, dim, 7), np.arange(n, dtype=np.int64) * 3 + 1,
+                         rng.integers(0, 500, n).astype(np.int32),
+                         rng.choice(SETS, n).astype(np.int32))
+
+
+def float32(segment: Segment, q: np.ndarray, sets: np.ndarray, k: int,
+            min_score: float | None) -> tuple[np.ndarray, np.ndarray, int]:
+    return segment._float32_top(q, sets, segment._spans(sets), k, min_score, True)
+
+
+def same_ranking(segment: Segment, q: np.ndarray, sets: np.ndarray,
+                 got: tuple[np.ndarray, np.ndarray, int],
+                 want: tuple[np.ndarray, np.ndarray, int]) -> None:
+    """The same top-k up to float32 rounding: rank by rank, the row found scores what the
+    float32 scan's row at that rank scores (rows tied in the last bit may swap), every row is
+    readable and distinct, and the counts agree."""
+    assert len(got[0]) == len(want[0]) and len(set(got[0].tolist())) == len(got[0])
+    order = np.argsort(segment.rowids)
+    position = order[np.searchsorted(segment.rowids[order], got[0])]
+    assert np.isin(segment.sets[position], sets).all()
+    full = np.asarray(segment.vectors[position] @ q, np.float32)
+    np.testing.assert_allclose(full, want[1], rtol=0, atol=2e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=0, atol=2e-6)
+    assert got[2] == want[2]
+
+
+def queries(dim: int, count: int, seed: int, near: np.ndarray | None = None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    qs = rng.standard_normal((count, dim)).astype(np.float32)
+    if near is not None:  # questions close to stored rows, as real ones are
+        qs = near[rng.integers(0, near.shape[0], count)] + 0.05 * qs
+    return (qs / np.linalg.norm(qs, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize("sets", [SETS, SETS[:1], SETS[[0, 2, 3]], SETS[[1, 3]]])
+@pytest.mark.parametrize("k,min_score", [(10, None), (50, None), (10, 0.3), (40, 0.6)])
+def test_same_answer_as_the_float32_scan(segment: Segment, sets: np.ndarray, k: int,
+                                         min_score: float | None) -> None:
+    used = 0
+    for q in queries(segment.vectors.shape[1], 25, 1, near=segment.vectors):
+        same_ranking(segment, q, sets, segment.exact(q, sets, k, min_score),
+                     float32(segment, q, sets, k, min_score))
+        used += half_precision_top(segment, q, segment._spans(sets), k, min_score,
+                                   False) is not None
+    # The fast path must be taken for most questions, or this tests nothing. (With a count
+    # of the rows passing min_score, these clusters often refuse: hundreds pass.)
+    assert used >= 20
+
+
+def test_deleted_rows_are_skipped(segment: Segment) -> None:
+    dead = np.unique(segment.docs[:: 7])[:200]
+    masked = segment.masked(dead)
+    assert masked.cache is segment.cache  # same vectors, same half-precision copy
+    for q in queries(segment.vectors.shape[1], 10, 2, near=segment.vectors):
+        want = float32(masked, q, SETS[:3], 20, 0.2)
+        got = masked.exact(q, SETS[:3], 20, 0.2)
+        same_ranking(masked, q, SETS[:3], got, want)
+        assert not np.isin(masked.docs[np.isin(masked.rowids, got[0])], dead).any()
+
+
+def test_near_ties_at_the_cut_fall_back_to_float32() -> None:
+    # 60 copies of one row (exact ties) plus noise: the top 10 cannot be proved from the
+    # float16 scores, so the proof refuses and the float32 scan answers.
+    n, dim = FP16_MIN_ROWS + 100, 32
+    vectors = clustered(n, dim, 3)
+    vectors[:60] = vectors[0]
+    segment = Segment.build(vectors, np.arange(n, dtype=np.int64), np.zeros(n, np.int32),
+                            np.zeros(n, np.int32))
+    q = vectors[0]
+    spans = segment._spans(np.array([0]))
+    assert half_precision_top(segment, q, spans, 10, None, True) is None
+    rows, scores, _ = segment.exact(q, np.array([0]), 10, None)
+    assert set(rows.tolist()) <= set(range(60))
+    np.testing.assert_allclose(scores, 1.0, atol=1e-6)
+
+
+def test_count_refused_when_more_rows_pass_than_were_rescored(segment: Segment) -> None:
+    q = segment.vectors[0]
+    spans = segment._spans(SETS)
+    # Everything passes -1: the count cannot come from 20 candidates per span.
+    assert half_precision_top(segment, q, spans, 2, -1.0, True) is None
+    assert half_precision_top(segment, q, spans, 2, -1.0, False) is not None
+    assert segment.exact(q, SETS, 2, -1.0)[2] == segment.size
+
+
+def test_small_segments_and_huge_values_use_float32(monkeypatch: pytest.MonkeyPatch) -> None:
+    n = FP16_MIN_ROWS - 1
+    small = Segment.build(clustered(n, 16, 4), np.arange(n, dtype=np.int64),
+                          np.zeros(n, np.int32), np.zeros(n, np.int32))
+    assert half_precision_top(small, small.vectors[0], [(0, n)], 5, None, True) is None
+    monkeypatch.setattr(fp16_scan, "FP16_MIN_ROWS", 10)
+    big = small.vectors.copy()
+    big[5, 0] = 1e6  # beyond float16's range
+    huge = Segment.build(big, np.arange(n, dtype=np.int64), np.zeros(n, np.int32),
+                         np.zeros(n, np.int32))
+    assert half_precision_top(huge, small.vectors[0], [(0, n)], 5, None, True) is None
+    assert half_precision_top(small, small.vectors[0], [(0, n)], 5, None, True) is not None
+
+
+def test_vector_index_search_agrees_with_float32(monkeypatch: pytest.MonkeyPatch) -> None:
+    from glassrag.vectors import VectorIndex, VectorRows
+
+    n, dim = 2 * FP16_MIN_ROWS, 32
+    rng = np.random.default_rng(11)
+    rows = VectorRows(np.arange(n, dtype=np.int64) + 100, [f"d{i // 4}" for i in range(n)],
+                      rng.choice(SETS, n), clustered(n, dim, 11))
+    index = VectorIndex(dim, "hash:32")
+    index.rebuild(rows, applied_seq=1)
+    asked = [(q, readable) for q in queries(dim, 8, 5, near=rows.vectors)
+             for readable in ({3}, {3, 5, 8}, None)]
+    fast = [index.search(q, r, 10, blocked_limit=3, min_score=0.5) for q, r in asked]
+    monkeypatch.setattr(fp16_scan, "FP16_MIN_ROWS", 10 * n)  # float32 only
+    slow = [index.search(q, r, 10, blocked_limit=3, min_score=0.5) for q, r in asked]
+    for (hits, blocked, blocked_hits), (want, want_blocked, want_blocked_hits) in zip(
+            fast, slow, strict=True):
+        np.testing.assert_allclose([h.score for h in hits], [h.score for h in want], atol=2e-6)
+        assert blocked == want_blocked
+        np.testing.assert_allclose([h.score for h in blocked_hits],
+                                   [h.score for h in want_blocked_hits], atol=2e-6)
