@@ -178,3 +178,28 @@ def test_status_shows_the_graph_and_its_measured_recall(kb: KnowledgeBase,
     assert calibration["sample"] == 120  # fewer rows than the sample size: all of them
     text = CliRunner().invoke(app, ["--kb", str(kb.path), "status"]).stdout
     assert "dense.search: hnsw" in text and "dense.calibration.recall_at_10:" in text
+
+
+def test_the_graph_is_calibrated_on_the_questions_asked(kb: KnowledgeBase,
+                                                        tmp_path: Path) -> None:
+    """With enough recorded questions (traces), the graph's recall is measured on them
+    rather than on stored vectors, and status says which."""
+    pytest.importorskip("faiss", reason="faiss-cpu is not installed")
+    from glassrag.dense import DenseSide
+    from glassrag.vectors import HnswParams
+
+    records = [{"doc_id": f"d{i}", "text": f"note {i} about topic {i % 7} and item {i}"}
+               for i in range(150)]
+    kb.ingest([write_jsonl(tmp_path / "r.jsonl", records)], embedder="hash:64")
+    for i in range(60):
+        kb.ask(f"which note is about topic {i % 7} and item {i}?", mode="dense")
+    kb.ask("which note is about topic 0 and item 0?", mode="dense")  # a repeat counts once
+    side = DenseSide(kb.path, kb.store, "hash:64", HnswParams(threshold=100))
+    index = side.index()  # the threshold is now below the size: the graph is built
+    assert index.hnsw is not None and index.calibration is not None
+    assert (index.calibration.queries, index.calibration.sample) == ("questions", 60)
+    assert index.calibration.required == index.calibration.target
+    assert side.describe()["calibration"]["queries"] == "questions"
+    # Raising the threshold past the index again drops the graph at the next load.
+    again = DenseSide(kb.path, kb.store, "hash:64", HnswParams(threshold=1000)).index()
+    assert again.hnsw is None

@@ -14,6 +14,7 @@ from glassrag.hnsw import (
     calibrate,
     exact_kth_scores,
     graph_recall,
+    question_kth_scores,
     sample_positions,
 )
 from glassrag.vectors import HnswParams, VectorIndex, VectorRows, load_faiss
@@ -72,7 +73,7 @@ def test_graph_recall_matches_a_hand_count() -> None:
         truth = {t + (t >= pos) for t in truth}  # back to positions in the full matrix
         got = [f for f in found[row] if f >= 0 and f != pos][:10]
         want += len(truth & set(got))
-    assert graph_recall(faiss, graph, vectors, positions, kth, 16) == pytest.approx(
+    assert graph_recall(faiss, graph, vectors[positions], positions, kth, 16) == pytest.approx(
         want / (10 * len(positions)), abs=0.01)  # ids vs scores differ only on exact ties
 
 
@@ -80,7 +81,38 @@ def test_structured_vectors_are_accepted_at_the_first_beam() -> None:
     vectors = clustered(4000, 32)
     graph = build_graph(faiss, vectors, m=16, ef_construction=64)
     result = calibrate(faiss, graph, vectors, ef_start=64, ef_max=512, target=0.95)
-    assert result.accepted and result.ef_search == 64 and result.recall_at_10 >= 0.95
+    # Stored vectors stand in for questions, so the bar is stricter: 1 - 0.05 / 5.
+    assert result.queries == "stored vectors" and result.required == 0.99
+    assert result.accepted and result.ef_search == 64 and result.recall_at_10 >= 0.99
+
+
+def test_question_kth_scores_match_brute_force() -> None:
+    vectors = spread(700, 16, seed=8)
+    questions = spread(60, 16, seed=9)
+    kth = question_kth_scores(vectors, questions)
+    for row, q in enumerate(questions):
+        assert kth[row] == pytest.approx(np.sort(vectors @ q)[-10], abs=1e-6)
+
+
+def test_real_questions_calibrate_at_the_target_itself() -> None:
+    vectors = clustered(4000, 32, seed=4)
+    graph = build_graph(faiss, vectors, m=8, ef_construction=32)
+    rng = np.random.default_rng(12)
+    # Questions between the clusters' members: harder than the stored vectors themselves.
+    questions = vectors[rng.integers(0, 4000, 120)] + vectors[rng.integers(0, 4000, 120)]
+    questions /= np.linalg.norm(questions, axis=1, keepdims=True)
+    got = calibrate(faiss, graph, vectors, ef_start=8, ef_max=512, target=0.95,
+                    questions=questions)
+    assert got.queries == "questions" and got.sample == 120 and got.required == 0.95
+    # The recall reported is the questions' own, counted by brute force here.
+    params = faiss.SearchParametersHNSW()
+    params.efSearch = got.ef_search
+    _, found = graph.search(questions, 10, params=params)
+    truth = np.argsort(-(questions @ vectors.T), axis=1)[:, :10]
+    hand = np.mean([len(set(f) & set(t)) / 10 for f, t in zip(found, truth, strict=True)])
+    assert got.recall_at_10 == pytest.approx(hand, abs=0.01) and got.recall_at_10 >= 0.95
+    few = calibrate(faiss, graph, vectors, 8, 512, 0.95, questions=questions[:49])
+    assert few.queries == "stored vectors"  # too few questions: the stand-ins
 
 
 def test_the_beam_widens_until_the_target_and_gives_up_at_the_cap() -> None:

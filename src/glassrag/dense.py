@@ -13,9 +13,11 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import vectorstore
 from .embedders import Embedder, Progress, parse_embedder
-from .errors import InvalidInput
+from .errors import GlassragError, InvalidInput
 from .locks import exclusive
 from .store import Store
 from .vectors import DEFAULT_HNSW_THRESHOLD, HnswParams, VectorIndex, VectorMatch
@@ -73,7 +75,7 @@ class DenseSide:
             changed = vectorstore.catch_up(self._index, self.store.db)
             if changed or due:
                 if self._index.needs_compaction():
-                    self._index.compact()
+                    self._index.compact(self.calibration_questions())
                 self._index.save(self.directory)
         return self._index
 
@@ -95,9 +97,28 @@ class DenseSide:
                 # Past the size threshold the vectors belong in the HNSW graph; otherwise
                 # they would sit in the exact-scan delta and every query would scan them.
                 if index.needs_compaction():
-                    index.compact()
+                    index.compact(self.calibration_questions())
                 index.save(self.directory)
         return report
+
+    def calibration_questions(self) -> np.ndarray | None:
+        """The most recent distinct questions asked of this knowledge base (from the traces),
+        embedded, for calibrating an HNSW graph; None when there are too few. They are used
+        only to measure the graph's recall and are not kept."""
+        from .hnsw import CALIBRATION_SAMPLE, MIN_QUESTIONS
+
+        if len(self._index or ()) < (self.params.threshold if self.params
+                                     else DEFAULT_HNSW_THRESHOLD):
+            return None  # no graph will be built: embed nothing
+        rows = self.store.db.execute(
+            "SELECT question FROM traces GROUP BY question ORDER BY max(created_at) DESC"
+            " LIMIT ?", (CALIBRATION_SAMPLE,)).fetchall()
+        if len(rows) < MIN_QUESTIONS:
+            return None
+        try:
+            return np.asarray(self.embedder.embed_queries([r[0] for r in rows]), np.float32)
+        except GlassragError:
+            return None  # an unreachable embedder: calibrate on stored vectors instead
 
     def describe(self) -> dict[str, Any]:
         """The saved vector index as ``status`` shows it (read from its state file; nothing

@@ -78,7 +78,7 @@ class DenseSettings(_Section):
     dense_weight: float = Field(default=1.0, ge=0.0)
     candidates: int = Field(default=50, gt=0, le=1000)
     rerank: str = ""
-    hnsw_threshold: int = Field(default=50_000, ge=1)
+    hnsw_threshold: int = Field(default=200_000, ge=1)
     target_recall: float = Field(default=0.95, gt=0.0, le=1.0)
 
     @field_validator("min_score")
@@ -252,9 +252,10 @@ candidates = 50
 # "cross:/path/to/cross-encoder" (a local sentence-transformers CrossEncoder).
 rerank = ""
 # Up to this many vectors, dense search is an exact scan; above it an HNSW graph is built.
-hnsw_threshold = 50000
-# When the graph is built, its recall@10 against an exact scan is measured on a sample of
-# the stored vectors; the search beam is widened until it reaches this, and the index stays
+hnsw_threshold = 200000
+# When the graph is built, its recall@10 against an exact scan is measured on up to 200 of
+# the questions recorded in traces (or, with fewer than 50, on stored vectors against a
+# stricter bar); the search beam is widened until it reaches this, and the index stays
 # exact if it cannot (shown by `glassrag status`).
 target_recall = 0.95
 

@@ -31,7 +31,7 @@ from .faisslib import load_faiss, one_omp_thread
 from .hnsw import Calibration, build_graph, calibrate
 from .vector_segment import Segment, empty_rows, top_k
 
-DEFAULT_HNSW_THRESHOLD = 50_000
+DEFAULT_HNSW_THRESHOLD = 200_000
 DEFAULT_EXACT_FRACTION = 0.25
 
 
@@ -68,7 +68,7 @@ class HnswParams:
     ef_max: int = 1024
     # Unfiltered neighbours sampled to estimate the readable share near a query.
     probe: int = 64
-    # recall@10 the graph must reach on a sample of its own vectors (see hnsw.calibrate).
+    # recall@10 the graph must reach on sample questions (see hnsw.calibrate).
     target_recall: float = 0.95
 
 
@@ -174,19 +174,22 @@ class VectorIndex:
             if tried is not None and not tried.accepted and len(self) * 10 < tried.vectors * 11:
                 return False
             return len(self) >= self.params.threshold
+        if self.main.size < self.params.threshold:
+            return True  # the threshold was raised past the index: back to the exact scan
         dead = self.main.size - self.main.live_count
         limit = max(10_000, len(self) // 10)
         return self.delta.size > limit or dead > limit
 
-    def compact(self) -> None:
+    def compact(self, questions: np.ndarray | None = None) -> None:
         """Merge the delta into a regrouped main segment and (re)build the graph if the index
-        is above the threshold. Slow at scale (about 15 min for 1M x 384 on 2 cores)."""
+        is above the threshold, calibrated on ``questions`` (embedded real questions) when
+        given. Slow at scale (about 15 min for 1M x 384 on 2 cores)."""
         self.main = self.main.merged(self.delta)
         self.delta = Segment.build(*empty_rows(self.dim))
         self.hnsw = None
-        self._build_hnsw()
+        self._build_hnsw(questions)
 
-    def _build_hnsw(self) -> None:
+    def _build_hnsw(self, questions: np.ndarray | None = None) -> None:
         self._selectors.clear()
         if self.main.size < self.params.threshold:
             self.hnsw = None
@@ -194,7 +197,7 @@ class VectorIndex:
         faiss = load_faiss()
         graph = build_graph(faiss, self.main.vectors, self.params.m, self.params.ef_construction)
         self.calibration = calibrate(faiss, graph, self.main.vectors, self.params.ef_search,
-                                     self.params.ef_max, self.params.target_recall)
+                                     self.params.ef_max, self.params.target_recall, questions)
         # A graph that misses too many true neighbours is worse than a slower exact scan.
         self.hnsw = graph if self.calibration.accepted else None
 
