@@ -147,3 +147,35 @@ def test_vector_index_search_agrees_with_float32(monkeypatch: pytest.MonkeyPatch
         assert blocked == want_blocked
         np.testing.assert_allclose([h.score for h in blocked_hits],
                                    [h.score for h in want_blocked_hits], atol=2e-6)
+
+
+def test_pieces_cover_the_spans_evenly() -> None:
+    from glassrag.fp16_scan import _pieces
+
+    spans = [(0, 10), (20, 23), (40, 70)]
+    for parts in (1, 2, 3, 4):
+        groups = _pieces(spans, parts)
+        assert len(groups) == parts
+        flat = [span for group in groups for span in group]
+        covered = [i for start, end in flat for i in range(start, end)]
+        assert covered == [i for start, end in spans for i in range(start, end)]
+        sizes = [sum(end - start for start, end in group) for group in groups]
+        assert max(sizes) - min(sizes) <= 43 // parts + 1
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_split_scan_gives_the_same_answer(segment: Segment, masked: bool,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fp16_scan, "SPLIT_ROWS", 2000)  # split even this small segment
+    target = segment.masked(np.unique(segment.docs)[:50]) if masked else segment
+    assert fp16_scan._workers(target._spans(SETS)) >= 2 or (os_cpus() < 2)
+    for q in queries(segment.vectors.shape[1], 10, 4, near=segment.vectors):
+        for sets in (SETS, SETS[[0, 2]]):
+            same_ranking(target, q, sets, target.exact(q, sets, 15, 0.1, count=False),
+                         float32(target, q, sets, 15, 0.1)[:2] + (0,))
+
+
+def os_cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1

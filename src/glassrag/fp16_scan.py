@@ -13,6 +13,8 @@ runs the float32 scan. So results never differ from an exact float32 scan.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 
 # Below this many rows the float32 scan is already fast (fits in cache) and needs no copy.
 FP16_MIN_ROWS = 8192
+# Scans of at least this many rows per core are split across the cores (at most this many).
+SPLIT_ROWS = 20_000
+MAX_WORKERS = 4
 # float16 keeps 11 significant bits: each stored component is off by at most 2**-11 of
 # itself, so for a unit query the score is off by at most 2**-11 * |row| (Cauchy-Schwarz);
 # twice that covers float32 accumulation order as well.
@@ -44,17 +49,16 @@ def half_precision_top(segment: Segment, q: np.ndarray, spans: list[tuple[int, i
         return None
     faiss, index, bound = codes
     depth = k + max(k, 16)
-    rows: list[np.ndarray] = []
-    floors: list[float] = []  # per full span: the best score any row left out could have
-    with one_omp_thread():
-        for selector in _selectors(faiss, segment, spans):
-            params = faiss.SearchParameters()
-            params.sel = selector
-            approx, found = index.search(q[None, :], depth, params=params)
-            got = found[0] >= 0
-            rows.append(found[0][got])
-            if got.all():  # a full list: rows beyond it were not seen
-                floors.append(float(approx[0][-1]) + bound)
+    pieces = _pieces(spans, _workers(spans))
+    # The calling thread scans the first piece while pool threads scan the others.
+    others = [_pool().submit(_search, faiss, index, segment, piece, q, depth)
+              for piece in pieces[1:]]
+    results = _search(faiss, index, segment, pieces[0], q, depth)
+    for other in others:
+        results += other.result()
+    rows = [found for found, _ in results]
+    # Per full list, the best score any row left out of it could have.
+    floors = [last + bound for _, last in results if last is not None]
     picked = np.concatenate(rows) if rows else np.zeros(0, np.int64)
     scores = segment.vectors[picked] @ q if picked.size else np.zeros(0, np.float32)
     scores = np.asarray(scores, np.float32)
@@ -72,6 +76,65 @@ def half_precision_top(segment: Segment, q: np.ndarray, spans: list[tuple[int, i
             return None
         passed = int(np.count_nonzero(np.isfinite(scores)))
     return picked[best], scores[best], passed
+
+
+def _search(faiss: Any, index: Any, segment: Segment, spans: list[tuple[int, int]],
+            q: np.ndarray, depth: int) -> list[tuple[np.ndarray, float | None]]:
+    """Per list searched: the best ``depth`` rows by float16 score, and the last one's score
+    when the list is full (rows beyond it were not seen), else None. One list per span (an
+    id range each), or one over all of them when deleted rows need a bitmap."""
+    if segment.live is None:
+        selectors = [faiss.IDSelectorRange(start, end) for start, end in spans]
+    else:
+        selectors = [_live_bitmap(faiss, segment, spans)]
+    lists = []
+    with one_omp_thread():
+        for selector in selectors:
+            params = faiss.SearchParameters()
+            params.sel = selector
+            approx, found = index.search(q[None, :], depth, params=params)
+            got = found[0] >= 0
+            lists.append((found[0][got], float(approx[0][-1]) if got.all() else None))
+    return lists
+
+
+def _workers(spans: list[tuple[int, int]]) -> int:
+    """One scan per core for big scans: one core alone reads DRAM at about half the
+    machine's bandwidth (1M x 384 float16: 55 ms on one core here, the float32 pass on two
+    56 ms). Small scans are not split: the hand-off costs more than it saves."""
+    rows = sum(end - start for start, end in spans)
+    return max(1, min(_CORES, MAX_WORKERS, rows // SPLIT_ROWS))
+
+
+def _pieces(spans: list[tuple[int, int]], parts: int) -> list[list[tuple[int, int]]]:
+    """``spans`` cut into ``parts`` groups of about the same number of rows."""
+    if parts <= 1:
+        return [spans]
+    share = -(-sum(end - start for start, end in spans) // parts)
+    groups: list[list[tuple[int, int]]] = [[]]
+    room = share
+    for start, end in spans:
+        while end > start:
+            if room == 0:
+                groups.append([])
+                room = share
+            cut = min(end, start + room)
+            groups[-1].append((start, cut))
+            room -= cut - start
+            start = cut
+    return groups
+
+
+_POOL: ThreadPoolExecutor | None = None
+_CORES = os.cpu_count() or 1
+
+
+def _pool() -> ThreadPoolExecutor:
+    # faiss releases the GIL while it scans, so Python threads run the pieces in parallel.
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(MAX_WORKERS - 1, thread_name_prefix="glassrag-scan")
+    return _POOL
 
 
 def _codes(segment: Segment) -> tuple[Any, Any, float] | None:
@@ -94,14 +157,13 @@ def _codes(segment: Segment) -> tuple[Any, Any, float] | None:
     return built
 
 
-def _selectors(faiss: Any, segment: Segment, spans: list[tuple[int, int]]) -> list[Any]:
-    """One id range per span; with deleted rows, one bitmap of the live rows of all spans."""
-    if segment.live is None:
-        return [faiss.IDSelectorRange(start, end) for start, end in spans]
+def _live_bitmap(faiss: Any, segment: Segment, spans: list[tuple[int, int]]) -> Any:
+    """A faiss selector of the live rows of ``spans``."""
     mask = np.zeros(segment.size, dtype=bool)
+    assert segment.live is not None
     for start, end in spans:
         mask[start:end] = segment.live[start:end]
     bits = np.packbits(mask, bitorder="little")
     selector = faiss.IDSelectorBitmap(segment.size, faiss.swig_ptr(bits))
     selector.bits_owner = bits  # the selector points into ``bits``: keep them alive together
-    return [selector]
+    return selector

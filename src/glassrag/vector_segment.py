@@ -170,6 +170,8 @@ class Segment:
     def _float32_top(self, q: np.ndarray, sets: np.ndarray, spans: list[tuple[int, int]],
                      k: int, min_score: float | None,
                      count: bool) -> tuple[np.ndarray, np.ndarray, int]:
+        if not spans or k < 1:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32), 0
         pieces = []
         for start, end in spans:
             part = scan(self.vectors[start:end], q)
