@@ -41,8 +41,14 @@ def test_dense_and_hybrid_modes_keep_per_retriever_scores(dense_kb: KnowledgeBas
     hybrid = dense_kb.search("refund requests card", mode="hybrid", top_k=3)
     top = hybrid.hits[0]
     assert top.chunk.doc_id == "refunds"
-    assert set(top.scores) == {"bm25", "dense", "rrf"} and top.ranks["rrf"] == 1
+    # Weighted fusion is the default (it beat RRF on every BEIR set measured).
+    assert set(top.scores) == {"bm25", "dense", "weighted"} and top.ranks["weighted"] == 1
     assert top.ranks["bm25"] == 1 and top.ranks["dense"] == 1
+    assert top.score == pytest.approx(2.0)  # best of both: 1.0 + 1.0 after min-max
+    dense_kb.settings.dense.fusion = "rrf"
+    rrf = dense_kb.search("refund requests card", mode="hybrid", top_k=3).hits[0]
+    assert set(rrf.scores) == {"bm25", "dense", "rrf"} and rrf.ranks["rrf"] == 1
+    assert rrf.score == pytest.approx(2 / 61)
 
 
 def test_dense_filter_and_blocked_counts(dense_kb: KnowledgeBase) -> None:

@@ -1,9 +1,10 @@
 """Combining rankings from several retrievers (hybrid search).
 
+* :func:`weighted` -- a weighted sum of per-retriever scores after min-max normalisation; the
+  default. Unlike ranks, the normalised scores keep how far ahead a retriever's best hits
+  are, and it beat RRF on every BEIR set measured (``benchmarks/RESULTS.md``).
 * :func:`rrf` -- reciprocal rank fusion (Cormack et al. 2009): ``sum 1 / (k + rank)``. Uses
-  ranks only, so BM25 and cosine scores need no calibration; the default.
-* :func:`weighted` -- a weighted sum of per-retriever scores after min-max normalisation, for
-  when one retriever should count more than another.
+  ranks only, so BM25 and cosine scores need no calibration.
 
 Ties are broken by first appearance (the order of the retrievers, then rank), so fusion is
 deterministic. :func:`fuse_hits` applies either to ``Hit`` lists and keeps every
