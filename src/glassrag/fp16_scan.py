@@ -146,14 +146,15 @@ def _codes(segment: Segment) -> tuple[Any, Any, float] | None:
         return cached or None
     faiss = faiss_or_none()
     vectors = segment.vectors
-    if faiss is None or not np.all(np.abs(vectors).max(axis=1) < _FP16_MAX):
+    # No component exceeds its row's norm, so a norm below float16's range bounds them all.
+    norm = float(np.sqrt(np.einsum("ij,ij->i", vectors, vectors).max()))
+    if faiss is None or not norm < _FP16_MAX:
         segment.cache["fp16"] = ()
         return None
     index = faiss.IndexScalarQuantizer(vectors.shape[1], faiss.ScalarQuantizer.QT_fp16,
                                        faiss.METRIC_INNER_PRODUCT)
     index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    bound = _ROUNDING * float(np.sqrt(np.einsum("ij,ij->i", vectors, vectors).max()))
-    built = (faiss, index, bound)
+    built = (faiss, index, _ROUNDING * norm)
     segment.cache["fp16"] = built
     return built
 
