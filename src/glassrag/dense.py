@@ -42,6 +42,10 @@ class DenseSide:
         return self.spec is not None
 
     @property
+    def hnsw_threshold(self) -> int:
+        return self.params.threshold if self.params else DEFAULT_HNSW_THRESHOLD
+
+    @property
     def embedder(self) -> Embedder:
         if self.spec is None:
             raise InvalidInput(
@@ -107,8 +111,7 @@ class DenseSide:
         only to measure the graph's recall and are not kept."""
         from .hnsw import CALIBRATION_SAMPLE, MIN_QUESTIONS
 
-        if len(self._index or ()) < (self.params.threshold if self.params
-                                     else DEFAULT_HNSW_THRESHOLD):
+        if self._index is None or len(self._index) < self.hnsw_threshold:
             return None  # no graph will be built: embed nothing
         rows = self.store.db.execute(
             "SELECT question FROM traces GROUP BY question ORDER BY max(created_at) DESC"
@@ -128,8 +131,7 @@ class DenseSide:
         state = read_state(self.directory)
         info: dict[str, Any] = {"embedder": self.spec, "vectors": state.get("count", 0),
                                 "search": "hnsw" if state.get("hnsw") else "exact",
-                                "hnsw_threshold": self.params.threshold if self.params
-                                else DEFAULT_HNSW_THRESHOLD}
+                                "hnsw_threshold": self.hnsw_threshold}
         if state.get("calibration"):
             info["calibration"] = state["calibration"]
         return info
