@@ -14,7 +14,6 @@ from glassrag.hnsw import (
     calibrate,
     exact_kth_scores,
     graph_recall,
-    question_kth_scores,
     sample_positions,
 )
 from glassrag.vectors import HnswParams, VectorIndex, VectorRows, load_faiss
@@ -47,7 +46,7 @@ def rows_of(vectors: np.ndarray) -> VectorRows:
 def test_kth_scores_match_brute_force() -> None:
     vectors = spread(500, 16, seed=1)
     positions = sample_positions(500, 40)
-    kth = exact_kth_scores(vectors, positions, k=10)
+    kth = exact_kth_scores(vectors, vectors[positions], positions, k=10)
     for row, pos in enumerate(positions):
         others = np.delete(vectors @ vectors[pos], pos)
         assert kth[row] == pytest.approx(np.sort(others)[-10], abs=1e-6)
@@ -63,7 +62,7 @@ def test_graph_recall_matches_a_hand_count() -> None:
     vectors = clustered(3000, 24, seed=2)
     graph = build_graph(faiss, vectors, m=8, ef_construction=40)
     positions = sample_positions(3000, 30)
-    kth = exact_kth_scores(vectors, positions)
+    kth = exact_kth_scores(vectors, vectors[positions], positions)
     params = faiss.SearchParametersHNSW()
     params.efSearch = 16
     _, found = graph.search(vectors[positions], 11, params=params)
@@ -86,10 +85,10 @@ def test_structured_vectors_are_accepted_at_the_first_beam() -> None:
     assert result.accepted and result.ef_search == 64 and result.recall_at_10 >= 0.99
 
 
-def test_question_kth_scores_match_brute_force() -> None:
+def test_kth_scores_of_new_questions_match_brute_force() -> None:
     vectors = spread(700, 16, seed=8)
     questions = spread(60, 16, seed=9)
-    kth = question_kth_scores(vectors, questions)
+    kth = exact_kth_scores(vectors, questions)
     for row, q in enumerate(questions):
         assert kth[row] == pytest.approx(np.sort(vectors @ q)[-10], abs=1e-6)
 

@@ -66,22 +66,16 @@ def sample_positions(n: int, size: int = CALIBRATION_SAMPLE) -> np.ndarray:
     return np.sort(np.random.default_rng(0).choice(n, min(size, n), replace=False))
 
 
-def exact_kth_scores(vectors: np.ndarray, positions: np.ndarray, k: int = _K) -> np.ndarray:
-    """For each sampled row, the k-th best inner product with any *other* row."""
-    out = np.empty(positions.size, np.float32)
-    for start in range(0, positions.size, _BATCH):
-        batch = positions[start : start + _BATCH]
-        scores = vectors @ vectors[batch].T  # (n, batch); one pass over the matrix per batch
-        scores[batch, np.arange(batch.size)] = -np.inf
-        out[start : start + batch.size] = -np.partition(-scores, k - 1, axis=0)[k - 1]
-    return out
-
-
-def question_kth_scores(vectors: np.ndarray, queries: np.ndarray, k: int = _K) -> np.ndarray:
-    """For each query, the k-th best inner product with any stored row."""
+def exact_kth_scores(vectors: np.ndarray, queries: np.ndarray,
+                     exclude: np.ndarray | None = None, k: int = _K) -> np.ndarray:
+    """For each query, the k-th best inner product with any stored row -- other than row
+    ``exclude[i]`` for query ``i`` when given (a stored vector used as a query)."""
     out = np.empty(queries.shape[0], np.float32)
     for start in range(0, queries.shape[0], _BATCH):
-        scores = vectors @ queries[start : start + _BATCH].T
+        scores = vectors @ queries[start : start + _BATCH].T  # one pass over the matrix
+        if exclude is not None:
+            batch = exclude[start : start + _BATCH]
+            scores[batch, np.arange(batch.size)] = -np.inf
         out[start : start + scores.shape[1]] = -np.partition(-scores, k - 1, axis=0)[k - 1]
     return out
 
@@ -115,7 +109,7 @@ def calibrate(faiss: Any, graph: Any, vectors: np.ndarray, ef_start: int, ef_max
     if questions is not None and questions.shape[0] >= MIN_QUESTIONS:
         queries = np.ascontiguousarray(questions[:CALIBRATION_SAMPLE], np.float32)
         exclude, kind, required = None, "questions", target
-        kth = question_kth_scores(vectors, queries)
+        kth = exact_kth_scores(vectors, queries)
     else:
         exclude = sample_positions(vectors.shape[0])
         queries = np.ascontiguousarray(vectors[exclude], np.float32)
@@ -123,7 +117,7 @@ def calibrate(faiss: Any, graph: Any, vectors: np.ndarray, ef_start: int, ef_max
         if exclude.size <= _K:
             return Calibration(ef_start, 1.0, target, int(exclude.size), True,
                                vectors.shape[0], kind, required)
-        kth = exact_kth_scores(vectors, exclude)
+        kth = exact_kth_scores(vectors, queries, exclude)
     ef = ef_start
     while True:
         recall = graph_recall(faiss, graph, queries, exclude, kth, ef)
