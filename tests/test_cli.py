@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLES
+from glassrag import KnowledgeBase
 from glassrag.cli import app
 
 WORKSHOP = str(EXAMPLES / "workshop" / "documents.jsonl")
@@ -149,3 +150,35 @@ def test_eval_beir_and_compare(run) -> None:
                "--embedder", "hash:64", kb_dir=None)
     assert both.exit_code == 0, both.output
     assert "ndcg@10" in both.stdout and "hybrid" in both.stdout
+
+
+def test_eval_keeps_and_reuses_the_kb_given_with_kb(run, tmp_path: Path) -> None:
+    """`--kb DIR eval --beir/--qa` builds the benchmark's knowledge base in DIR and reuses it
+    (no second ingest or embedding); a knowledge base holding other documents is refused."""
+    from test_evaluate import qa_set
+
+    root = qa_set(tmp_path / "qa")  # a BEIR-layout set with answers: serves --beir and --qa
+    kept = str(tmp_path / "bench-kb")
+    first = run("eval", "--beir", str(root), "--mode", "hybrid", "--embedder", "hash:64",
+                "--json", kb_dir=kept)
+    assert first.exit_code == 0, first.output
+    [made] = json.loads(first.stdout)
+    assert (tmp_path / "bench-kb" / "glassrag.db").exists()
+    assert made["ingest_seconds"] > 0 and made["embed_seconds"] > 0
+    again = run("eval", "--beir", str(root), "--mode", "hybrid", "--embedder", "hash:64",
+                "--compare", "hybrid,fusion=rrf", "--json", kb_dir=kept)
+    assert again.exit_code == 0, again.output
+    reused = json.loads(again.stdout)
+    assert [r["ingest_seconds"] for r in reused] == [0.0, 0.0]
+    assert {r["metrics"]["ndcg@10"] for r in reused[:1]} == {made["metrics"]["ndcg@10"]}
+    with KnowledgeBase.open(Path(kept)) as kb:
+        chunks = kb.status()["chunks"]
+        assert kb.dense("hash:64").describe()["vectors"] == chunks  # embedded once
+    qa = run("eval", "--qa", str(root), "--json", kb_dir=kept)
+    assert qa.exit_code == 0, qa.output
+    with KnowledgeBase.open(Path(kept)) as kb:  # the asks' traces are in the kept base
+        assert kb.store.db.execute("SELECT count(*) FROM traces").fetchone()[0] >= 7
+    other = str(tmp_path / "kb")
+    assert run("ingest", WORKSHOP, kb_dir=other).exit_code == 0
+    refused = run("eval", "--beir", str(root), "--json", kb_dir=other)
+    assert refused.exit_code != 0 and "not in the corpus" in refused.output

@@ -247,7 +247,8 @@ def eval_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
     """Run behavioural cases (PASS/FAIL, passed: N/M), a QA benchmark (--qa DIR) or a
-    retrieval benchmark (--beir DIR: nDCG@10, recall@100, MRR@10)."""
+    retrieval benchmark (--beir DIR: nDCG@10, recall@100, MRR@10). The benchmarks build a
+    temporary knowledge base, or keep and reuse the one given with the global --kb."""
     from .evaluate import load_cases, run_cases, run_qa
 
     if sum(x is not None for x in (cases, qa, beir)) != 1:
@@ -261,7 +262,7 @@ def eval_command(
         if qa is not None:
             with _progress("asking") as tick:
                 report = run_qa(qa, mode=mode or "bm25", top_k=top_k, limit=limit,
-                                progress=tick)
+                                progress=tick, kb_path=state.kb_path)
             ok = True
         else:
             kb = _open()
@@ -287,13 +288,14 @@ def _eval_beir(directory: Path, mode: str, embedder: str | None, split: str,
     from .beir_eval import parse_spec, run_beir, run_pair
 
     first: dict[str, Any] = {"mode": mode, "embedder": embedder}
+    # Only an explicit --kb is used ($GLASSRAG_KB or ./.glassrag may be someone's real one).
+    common: dict[str, Any] = {"split": split, "limit": limit, "kb_path": state.kb_path}
     with _progress("retrieving") as tick:
         if compare is None:
-            reports = [run_beir(directory, split=split, limit=limit, progress=tick, **first)]
+            reports = [run_beir(directory, progress=tick, **common, **first)]
         else:
             second = {"embedder": embedder, **parse_spec(compare)}
-            reports = list(run_pair(directory, first, second, split=split, limit=limit,
-                                    progress=tick))
+            reports = list(run_pair(directory, first, second, progress=tick, **common))
     if as_json:
         _print_json([r.to_dict() for r in reports])
         return
