@@ -207,5 +207,6 @@ def test_the_graph_is_calibrated_on_the_questions_asked(kb: KnowledgeBase,
     assert index.calibration.required == index.calibration.target
     assert side.describe()["calibration"]["queries"] == "questions"
     # Raising the threshold past the index again drops the graph at the next load.
-    again = DenseSide(kb.path, kb.store, "hash:64", HnswParams(threshold=1000)).index()
-    assert again.hnsw is None
+    exact = DenseSide(kb.path, kb.store, "hash:64", HnswParams(threshold=1000))
+    assert exact.index().hnsw is None and exact.index().calibration is None
+    assert exact.describe()["search"] == "exact" and "calibration" not in exact.describe()

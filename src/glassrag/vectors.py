@@ -192,7 +192,9 @@ class VectorIndex:
     def _build_hnsw(self, questions: np.ndarray | None = None) -> None:
         self._selectors.clear()
         if self.main.size < self.params.threshold:
-            self.hnsw = None
+            # No graph, none measured: a calibration kept from an earlier graph would have
+            # status describe a search that no longer runs.
+            self.hnsw, self.calibration = None, None
             return
         faiss = load_faiss()
         graph = build_graph(faiss, self.main.vectors, self.params.m, self.params.ef_construction)
