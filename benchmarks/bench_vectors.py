@@ -162,16 +162,22 @@ def main() -> None:
         graph.rebuild(rows, 1)
         result["hnsw_build_s"] = round(time.perf_counter() - start, 1)
         log(f"built in {result['hnsw_build_s']} s")
+        calibration = graph.calibration
+        result["calibration"] = calibration.to_dict() if calibration else None
+        log(f"calibration: {result['calibration']}")
+        # The sweep sets the beam itself: a calibrated beam would override params.ef_search.
+        graph.calibration = None
         sweep = {}
         for ef in args.ef:
             graph.params.ef_search = ef
             sweep[ef] = recall_at_10(graph, exact, queries, None)
             log(f"ef={ef}: recall@10, p50 ms = {sweep[ef]}")
+        graph.calibration = calibration
         result["hnsw_unfiltered"] = {str(ef): {"recall@10": r, "p50_ms": t}
                                      for ef, (r, t) in sweep.items()}
         good = [ef for ef, (r, _) in sweep.items() if r >= 0.95]
         result["hnsw_smallest_ef_at_0.95"] = min(good) if good else None
-        # Filtered searches run with the shipped defaults (ef_search 128, widened by the
+        # Filtered searches run with the shipped defaults (the calibrated beam, widened by the
         # filter, exact below exact_fraction); "plain" is a fixed-ef filtered HNSW search.
         graph.params = HnswParams(threshold=1)
         result["filtered_params"] = vars(graph.params)
@@ -179,8 +185,8 @@ def main() -> None:
         for name, (readable, what) in FILTERS.items():
             policy = recall_at_10(graph, exact, queries, readable)
             forced = VectorIndex(args.dim, "bench", HnswParams(
-                threshold=1, exact_fraction=0.0, ef_search=graph.params.ef_search,
-                ef_max=graph.params.ef_search))
+                threshold=1, exact_fraction=0.0, ef_search=graph.ef_search,
+                ef_max=graph.ef_search))
             forced.main, forced.hnsw = graph.main, graph.hnsw
             plain = recall_at_10(forced, exact, queries, readable)
             filtered[name] = {"what": what, "glassrag recall@10": policy[0], "glassrag p50_ms":
