@@ -157,7 +157,7 @@ class Segment:
         spans = self._spans(sets)
         if not spans or k < 1:
             return np.zeros(0, np.int64), np.zeros(0, np.float32), 0
-        from .fp16_scan import half_precision_top
+        from .fp16_scan import half_precision_top  # here: fp16_scan imports this module
 
         found = half_precision_top(self, q, spans, k, min_score, count)
         if found is not None:
