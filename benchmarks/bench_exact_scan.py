@@ -1,9 +1,11 @@
-"""The exact scan read in float16 (glassrag.fp16_scan) against the float32 scan, paired.
+"""The exact scan read from codes (glassrag.quantized_scan: 8-bit, float16) against the
+float32 scan, paired.
 
-On a knowledge base kept by ``bench_hybrid.py --kb``, each question is run both ways back to
-back (alternating which goes first), so both see the same machine load; the medians and the
-median of the per-question differences are reported, for the dense search alone and for the
-whole hybrid ask (principal with role ``employee``). The vector index is forced exact.
+On a knowledge base kept by ``bench_hybrid.py --kb``, each question is run every way back to
+back (rotating which goes first), so all see the same machine load; the medians, the median
+of the per-question differences against float32, and how often each code kind had to fall
+back to the float32 scan are reported, for the dense search alone and for the whole hybrid
+ask (principal with role ``employee``). The vector index is forced exact.
 
     .venv/bin/python benchmarks/bench_exact_scan.py --kb benchmarks/out/hybrid-synth-hash
     .venv/bin/python benchmarks/bench_exact_scan.py --kb benchmarks/out/hybrid-realtext-hash \\
@@ -19,33 +21,73 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import synth  # noqa: E402
 
-from glassrag import KnowledgeBase, Principal, fp16_scan  # noqa: E402
+from glassrag import KnowledgeBase, Principal, quantized_scan  # noqa: E402
 from glassrag.search import readable_sets  # noqa: E402
 
-FLOAT16 = fp16_scan.FP16_MIN_ROWS
+MIN_ROWS = quantized_scan.MIN_ROWS
+WAYS = ("sq8", "fp16", "float32")
+# Per code kind: [searches of a coded segment, second (deeper) scans, float32 fallbacks].
+_tally: dict[str, list[int]] = {}
+_attempts = [0]
 
 
-def paired(items: list, run: Callable[[object], None]) -> dict[str, float]:
-    """Median ms of ``run`` per item with the float16 scan and with float32, and the median
-    of the per-item differences (float16 minus float32)."""
-    times: dict[bool, list[float]] = {True: [], False: []}
+def counting(top: Callable[..., Any], attempt: Callable[..., Any]) -> None:
+    """Patch quantized_scan to count deeper second scans and float32 fallbacks."""
+    def counted_attempt(*args: Any) -> Any:
+        _attempts[0] += 1
+        return attempt(*args)
+
+    def counted_top(segment: Any, *rest: Any) -> Any:
+        _attempts[0] = 0
+        found = top(segment, *rest)
+        if quantized_scan.MIN_ROWS == MIN_ROWS and segment.size >= MIN_ROWS:
+            tally = _tally.setdefault(quantized_scan.KIND, [0, 0, 0])
+            tally[0] += 1
+            tally[1] += _attempts[0] > 1
+            tally[2] += found is None
+        return found
+
+    quantized_scan._attempt = counted_attempt
+    quantized_scan.quantized_top = counted_top
+
+
+def use(way: str) -> None:
+    if way == "float32":
+        quantized_scan.MIN_ROWS = 1 << 62
+    else:
+        quantized_scan.MIN_ROWS, quantized_scan.KIND = MIN_ROWS, way
+
+
+def paired(items: list, run: Callable[[Any], None]) -> dict[str, Any]:
+    """Median ms of ``run`` per item each way, the median of the per-item differences
+    against float32, and how often each code kind scanned twice or fell back to float32."""
+    times: dict[str, list[float]] = {way: [] for way in WAYS}
+    _tally.clear()
     for i, item in enumerate(items):
-        for half in (True, False) if i % 2 else (False, True):
-            fp16_scan.FP16_MIN_ROWS = FLOAT16 if half else 1 << 62
+        for way in WAYS[i % 3:] + WAYS[: i % 3]:
+            use(way)
             started = time.perf_counter()
             run(item)
-            times[half].append((time.perf_counter() - started) * 1000)
-    fp16_scan.FP16_MIN_ROWS = FLOAT16
-    diffs = [a - b for a, b in zip(times[True], times[False], strict=True)]
-    return {"float16_p50_ms": round(statistics.median(times[True]), 3),
-            "float32_p50_ms": round(statistics.median(times[False]), 3),
-            "paired_difference_p50_ms": round(statistics.median(diffs), 3)}
+            times[way].append((time.perf_counter() - started) * 1000)
+    use("sq8")
+    result: dict[str, Any] = {f"{way}_p50_ms": round(statistics.median(times[way]), 3)
+                              for way in WAYS}
+    for way in WAYS[:2]:
+        diffs = [a - b for a, b in zip(times[way], times["float32"], strict=True)]
+        result[f"{way}_minus_float32_p50_ms"] = round(statistics.median(diffs), 3)
+        searches, deeper, refused = _tally.get(way, [0, 0, 0])
+        result[f"{way}_second_scans"] = f"{deeper}/{searches}"
+        result[f"{way}_fell_back_to_float32"] = f"{refused}/{searches}"
+    return result
+
+
 
 
 def main() -> None:
@@ -69,8 +111,12 @@ def main() -> None:
     readable = readable_sets(kb.store, principal)
     min_score = kb.settings.dense.min_cosine(side.spec)
     vectors = list(side.embedder.embed_queries(questions))
-    for q in questions[:30]:  # warm-up, builds the float16 copy
-        kb.ask(q, principal=principal, mode="hybrid")
+    for way in WAYS:  # warm-up, builds each coded copy
+        use(way)
+        for q in questions[:30]:
+            kb.ask(q, principal=principal, mode="hybrid")
+    # Segment.exact imports quantized_top at call time, so patching the module counts all.
+    counting(quantized_scan.quantized_top, quantized_scan._attempt)
     result = {
         "kb": str(args.kb), "vectors": len(index), "search": side.describe()["search"],
         "dense_search": paired(vectors[30:], lambda v: index.search(

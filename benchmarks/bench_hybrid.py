@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import synth  # noqa: E402
 
-from glassrag import KnowledgeBase, Principal, fp16_scan  # noqa: E402
+from glassrag import KnowledgeBase, Principal, quantized_scan  # noqa: E402
 from glassrag.search import readable_sets  # noqa: E402
 
 
@@ -116,13 +116,16 @@ def main() -> None:
     parser.add_argument("--hnsw-threshold", type=int, default=None,
                         help="override [dense] hnsw_threshold for this run")
     parser.add_argument("--float32", action="store_true",
-                        help="ablation: exact scans read float32, not the float16 copy")
+                        help="ablation: exact scans read float32, not the coded copy")
+    parser.add_argument("--codes", choices=["sq8", "fp16"], default=quantized_scan.KIND,
+                        help="the code kind exact scans read first (default: glassrag's)")
     parser.add_argument("--held-out", type=int, default=300,
                         help="questions never asked (so in no trace the calibration may "
                              "use) for a second recall figure")
     args = parser.parse_args()
     if args.float32:
-        fp16_scan.FP16_MIN_ROWS = 1 << 62
+        quantized_scan.MIN_ROWS = 1 << 62
+    quantized_scan.KIND = args.codes
 
     with tempfile.TemporaryDirectory(prefix="bench-hybrid-kb-") as tmp:
         kb_dir = args.kb or Path(tmp) / "kb"
@@ -166,7 +169,7 @@ def main() -> None:
         recall_held_out = dense_recall(index, timed.inner, held_out, readable) if held_out \
             else None
         info = side.describe()
-        half = index.main.cache.get("fp16") is not None
+        coded = index.main.cache.get(f"codes:{args.codes}") is not None
         kb.close()
     net = sorted((t - e) * 1000 for t, e in zip(total, embed_seconds, strict=True))
     result = {
@@ -180,7 +183,7 @@ def main() -> None:
         "dense_recall_at_10_vs_exact": round(recall, 4),
         "dense_recall_at_10_vs_exact_held_out": None if recall_held_out is None
         else {"questions": len(held_out), "recall": round(recall_held_out, 4)},
-        "exact_scan": "float16, rescored in float32" if half else "float32",
+        "exact_scan": f"{args.codes} codes, rescored in float32" if coded else "float32",
         "cpus": os.cpu_count(),
     }
     print(json.dumps(result, indent=2))
@@ -198,7 +201,7 @@ def dense_recall(index: Any, embedder: Any, questions: list[str], readable: Any)
     for raw in vectors:
         q = index._query(raw)
         got = index.search(raw, readable, 10)[0]
-        # The truth is the plain float32 scan, independent of the float16 path under test.
+        # The truth is the plain float32 scan, independent of the coded path under test.
         truth = np.sort(np.concatenate([
             segment._float32_top(q, sets, segment._spans(sets), 10, None, False)[1]
             for segment in (index.main, index.delta)]))[::-1][:10]

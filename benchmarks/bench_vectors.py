@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from glassrag import quantized_scan  # noqa: E402
 from glassrag.vectors import HnswParams, VectorIndex, VectorRows  # noqa: E402
 
 # Role-set id = 3 * r + c, where r (independent of content) and c (per cluster) are 0 for
@@ -142,14 +143,16 @@ def main() -> None:
         unfiltered += timed(lambda: exact.topk(next(qs), None, 10), 1)
     p50, floor = statistics.median(unfiltered), statistics.median(floors)
     floor_name = "matrix @ ones (BLAS sgemv), interleaved"
-    # Large indexes are scanned in float16 (glassrag.fp16_scan): half the bytes of the
-    # float32 pass the floor times, so the floor for the bytes actually read is half of it.
-    half = exact.main.cache.get("fp16") is not None
+    # Large indexes are scanned from codes (glassrag.quantized_scan): a quarter (8-bit) or
+    # half (float16) of the bytes of the float32 pass the floor times, so the floor for the
+    # bytes actually read is that share of it.
+    kind = quantized_scan.KIND
+    share = {"sq8": 4, "fp16": 2}[kind] if exact.main.cache.get(f"codes:{kind}") else 1
     result["exact_top10"] = {"p50_ms": ms(p50), "floor_ms": ms(floor), "floor": floor_name,
                              "ratio_to_floor": round(p50 / floor, 3),
-                             "scan": "float16, rescored in float32" if half else "float32",
-                             "ratio_to_floor_for_bytes_read":
-                                 round(p50 / (floor / 2 if half else floor), 3)}
+                             "scan": f"{kind} codes, rescored in float32" if share > 1
+                             else "float32",
+                             "ratio_to_floor_for_bytes_read": round(p50 / (floor / share), 3)}
     for name, (readable, _) in FILTERS.items():
         runs = timed(lambda readable=readable: exact.topk(next(qs), readable, 10), args.repeat)
         result["exact_top10"][f"{name} p50_ms"] = ms(statistics.median(runs))

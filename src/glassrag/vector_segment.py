@@ -5,9 +5,9 @@ contiguous range ``blocks[set]``. A filtered exact scan reads only the allowed r
 (adjacent ones merged): memory is read sequentially, which is what makes a brute-force scan
 run near memory bandwidth.
 
-A large segment is scanned in half precision (see :mod:`fp16_scan`): half the bytes to read,
-then the best candidates are rescored from the float32 rows, and the result is checked to be
-the float32 top-k -- when the check cannot prove it, the float32 scan runs instead.
+A large segment is scanned from one-byte codes (see :mod:`quantized_scan`): a quarter of the
+bytes to read, then the best candidates are rescored from the float32 rows, and the result is
+checked to be the float32 top-k -- when the check cannot prove it, the float32 scan runs.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class Segment:
     sets: np.ndarray  # (n,) int32 role-set numbers (VectorIndex.rolesets), sorted
     live: np.ndarray | None  # (n,) bool, None when every row is live
     blocks: dict[int, tuple[int, int]]  # role set -> [start, end)
-    # Derived, built on first use: the half-precision copy ("fp16"). Never compared.
+    # Derived, built on first use: the coded copy ("codes:sq8"). Never compared.
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -121,7 +121,7 @@ class Segment:
         if not hit.any():
             return self
         live = ~hit if self.live is None else self.live & ~hit
-        # Same vectors: the half-precision copy stays valid, so the cache is shared.
+        # Same vectors: the coded copy stays valid, so the cache is shared.
         return Segment(self.vectors, self.rowids, self.docs, self.sets, live, self.blocks,
                        self.cache)
 
@@ -157,9 +157,9 @@ class Segment:
         spans = self._spans(sets)
         if not spans or k < 1:
             return np.zeros(0, np.int64), np.zeros(0, np.float32), 0
-        from .fp16_scan import half_precision_top  # here: fp16_scan imports this module
+        from .quantized_scan import quantized_top  # here: quantized_scan imports this module
 
-        found = half_precision_top(self, q, spans, k, min_score, count)
+        found = quantized_top(self, q, spans, k, min_score, count)
         if found is not None:
             rows, scores, passed = found
             if count and min_score is None:

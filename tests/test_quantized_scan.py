@@ -1,18 +1,26 @@
-"""The half-precision exact scan against the float32 scan: same rows, same scores, same
-counts; and the proof step refusing (so the float32 scan runs) when near-ties hide the cut."""
+"""The exact scan read from codes (8-bit, and float16) against the float32 scan: same rows,
+same scores, same counts; the measured error bound holding for every row; and the proof step
+refusing (so the float32 scan runs) when near-ties hide the cut."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from glassrag import fp16_scan
-from glassrag.fp16_scan import FP16_MIN_ROWS, half_precision_top
+from glassrag import quantized_scan
+from glassrag.quantized_scan import MIN_ROWS, quantized_top
 from glassrag.vector_segment import Segment
 
 pytest.importorskip("faiss")
 
 SETS = np.array([3, 5, 8, 13])
+
+
+@pytest.fixture(autouse=True, params=["sq8", "fp16"])
+def kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with each code kind (the cache is keyed by kind)."""
+    monkeypatch.setattr(quantized_scan, "KIND", request.param)
+    return str(request.param)
 
 
 def clustered(n: int, dim: int, seed: int) -> np.ndarray:
@@ -26,7 +34,7 @@ def clustered(n: int, dim: int, seed: int) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def segment() -> Segment:
-    n, dim = 3 * FP16_MIN_ROWS, 48
+    n, dim = 3 * MIN_ROWS, 48
     rng = np.random.default_rng(7)
     return Segment.build(clustered(n, dim, 7), np.arange(n, dtype=np.int64) * 3 + 1,
                          rng.integers(0, 500, n).astype(np.int32),
@@ -70,7 +78,7 @@ def test_same_answer_as_the_float32_scan(segment: Segment, sets: np.ndarray, k: 
     for q in queries(segment.vectors.shape[1], 25, 1, near=segment.vectors):
         same_ranking(segment, q, sets, segment.exact(q, sets, k, min_score),
                      float32(segment, q, sets, k, min_score))
-        used += half_precision_top(segment, q, segment._spans(sets), k, min_score,
+        used += quantized_top(segment, q, segment._spans(sets), k, min_score,
                                    False) is not None
     # The fast path must be taken for most questions, or this tests nothing. (With a count
     # of the rows passing min_score, these clusters often refuse: hundreds pass.)
@@ -80,7 +88,7 @@ def test_same_answer_as_the_float32_scan(segment: Segment, sets: np.ndarray, k: 
 def test_deleted_rows_are_skipped(segment: Segment) -> None:
     dead = np.unique(segment.docs[:: 7])[:200]
     masked = segment.masked(dead)
-    assert masked.cache is segment.cache  # same vectors, same half-precision copy
+    assert masked.cache is segment.cache  # same vectors, same coded copy
     for q in queries(segment.vectors.shape[1], 10, 2, near=segment.vectors):
         want = float32(masked, q, SETS[:3], 20, 0.2)
         got = masked.exact(q, SETS[:3], 20, 0.2)
@@ -89,18 +97,19 @@ def test_deleted_rows_are_skipped(segment: Segment) -> None:
 
 
 def test_near_ties_at_the_cut_fall_back_to_float32() -> None:
-    # 60 copies of one row (exact ties) plus noise: the top 10 cannot be proved from the
-    # float16 scores, so the proof refuses and the float32 scan answers.
-    n, dim = FP16_MIN_ROWS + 100, 32
+    # 700 copies of one row (exact ties, more than even the deeper second scan keeps) plus
+    # noise: the top 10 cannot be proved from the code scores, so the proof refuses and the
+    # float32 scan answers.
+    n, dim = MIN_ROWS + 100, 32
     vectors = clustered(n, dim, 3)
-    vectors[:60] = vectors[0]
+    vectors[:700] = vectors[0]
     segment = Segment.build(vectors, np.arange(n, dtype=np.int64), np.zeros(n, np.int32),
                             np.zeros(n, np.int32))
     q = vectors[0]
     spans = segment._spans(np.array([0]))
-    assert half_precision_top(segment, q, spans, 10, None, True) is None
+    assert quantized_top(segment, q, spans, 10, None, True) is None
     rows, scores, _ = segment.exact(q, np.array([0]), 10, None)
-    assert set(rows.tolist()) <= set(range(60))
+    assert set(rows.tolist()) <= set(range(700))
     np.testing.assert_allclose(scores, 1.0, atol=1e-6)
 
 
@@ -108,29 +117,66 @@ def test_count_refused_when_more_rows_pass_than_were_rescored(segment: Segment) 
     q = segment.vectors[0]
     spans = segment._spans(SETS)
     # Everything passes -1: the count cannot come from 20 candidates per span.
-    assert half_precision_top(segment, q, spans, 2, -1.0, True) is None
-    assert half_precision_top(segment, q, spans, 2, -1.0, False) is not None
+    assert quantized_top(segment, q, spans, 2, -1.0, True) is None
+    assert quantized_top(segment, q, spans, 2, -1.0, False) is not None
     assert segment.exact(q, SETS, 2, -1.0)[2] == segment.size
 
 
-def test_small_segments_and_huge_values_use_float32(monkeypatch: pytest.MonkeyPatch) -> None:
-    n = FP16_MIN_ROWS - 1
+def test_small_segments_and_huge_values_use_float32(monkeypatch: pytest.MonkeyPatch,
+                                                    kind: str) -> None:
+    n = MIN_ROWS - 1
     small = Segment.build(clustered(n, 16, 4), np.arange(n, dtype=np.int64),
                           np.zeros(n, np.int32), np.zeros(n, np.int32))
-    assert half_precision_top(small, small.vectors[0], [(0, n)], 5, None, True) is None
-    monkeypatch.setattr(fp16_scan, "FP16_MIN_ROWS", 10)
+    assert quantized_top(small, small.vectors[0], [(0, n)], 5, None, True) is None
+    monkeypatch.setattr(quantized_scan, "MIN_ROWS", 10)
     big = small.vectors.copy()
     big[5, 0] = 1e6  # beyond float16's range
     huge = Segment.build(big, np.arange(n, dtype=np.int64), np.zeros(n, np.int32),
                          np.zeros(n, np.int32))
-    assert half_precision_top(huge, small.vectors[0], [(0, n)], 5, None, True) is None
-    assert half_precision_top(small, small.vectors[0], [(0, n)], 5, None, True) is not None
+    # float16 cannot hold it; one byte per component can (one wide range for all of them).
+    assert (quantized_scan._codes(huge) is None) == (kind == "fp16")
+    q = small.vectors[0]
+    same_ranking(huge, q, np.array([0]), huge.exact(q, np.array([0]), 5, None),
+                 float32(huge, q, np.array([0]), 5, None))
+    assert quantized_top(small, small.vectors[0], [(0, n)], 5, None, True) is not None
+
+
+def sparse_rows(n: int, dim: int, seed: int) -> np.ndarray:
+    """Non-negative rows with a few non-zero components, like feature-hashed text."""
+    rng = np.random.default_rng(seed)
+    rows = np.zeros((n, dim), np.float32)
+    for i in range(n):
+        rows[i, rng.integers(0, dim, rng.integers(1, 12))] += 1.0
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("rows", ["clustered", "sparse"])
+def test_the_error_bound_holds_for_every_row(rows: str, kind: str) -> None:
+    n, dim = MIN_ROWS + 500, 64
+    vectors = clustered(n, dim, 9) if rows == "clustered" else sparse_rows(n, dim, 9)
+    segment = Segment.build(vectors, np.arange(n, dtype=np.int64), np.zeros(n, np.int32),
+                            np.zeros(n, np.int32))
+    codes = quantized_scan._codes(segment)
+    assert codes is not None
+    near = queries(dim, 20, 6, near=vectors)
+    for q in np.vstack([near, queries(dim, 20, 7)]):
+        # The scores faiss computes from the codes, for every row, against float32 ones.
+        approx, found = codes.index.search(q[None, :], n)
+        exact = vectors[found[0]].astype(np.float64) @ q.astype(np.float64)
+        bound = codes.bound(q)
+        assert np.abs(approx[0] - exact).max() <= bound
+        # Not vacuous: the bound is far below the spread of the scores it separates.
+        assert bound < (0.05 if kind == "sq8" else 0.005) < exact.max() - exact.min()
+    if kind == "sq8" and rows == "sparse":
+        # A sparse query: the per-component bound is the tighter one.
+        q = vectors[0]
+        assert float(np.abs(q) @ codes.error) < codes.residual
 
 
 def test_vector_index_search_agrees_with_float32(monkeypatch: pytest.MonkeyPatch) -> None:
     from glassrag.vectors import VectorIndex, VectorRows
 
-    n, dim = 2 * FP16_MIN_ROWS, 32
+    n, dim = 2 * MIN_ROWS, 32
     rng = np.random.default_rng(11)
     rows = VectorRows(np.arange(n, dtype=np.int64) + 100, [f"d{i // 4}" for i in range(n)],
                       rng.choice(SETS, n), clustered(n, dim, 11))
@@ -139,7 +185,7 @@ def test_vector_index_search_agrees_with_float32(monkeypatch: pytest.MonkeyPatch
     asked = [(q, readable) for q in queries(dim, 8, 5, near=rows.vectors)
              for readable in ({3}, {3, 5, 8}, None)]
     fast = [index.search(q, r, 10, blocked_limit=3, min_score=0.5) for q, r in asked]
-    monkeypatch.setattr(fp16_scan, "FP16_MIN_ROWS", 10 * n)  # float32 only
+    monkeypatch.setattr(quantized_scan, "MIN_ROWS", 10 * n)  # float32 only
     slow = [index.search(q, r, 10, blocked_limit=3, min_score=0.5) for q, r in asked]
     for (hits, blocked, blocked_hits), (want, want_blocked, want_blocked_hits) in zip(
             fast, slow, strict=True):
@@ -150,7 +196,7 @@ def test_vector_index_search_agrees_with_float32(monkeypatch: pytest.MonkeyPatch
 
 
 def test_pieces_cover_the_spans_evenly() -> None:
-    from glassrag.fp16_scan import _pieces
+    from glassrag.quantized_scan import _pieces
 
     spans = [(0, 10), (20, 23), (40, 70)]
     for parts in (1, 2, 3, 4):
@@ -166,15 +212,15 @@ def test_pieces_cover_the_spans_evenly() -> None:
 @pytest.mark.parametrize("masked", [False, True])
 def test_split_scan_gives_the_same_answer(segment: Segment, masked: bool,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fp16_scan, "SPLIT_ROWS", 2000)  # split even this small segment
-    monkeypatch.setattr(fp16_scan, "_CORES", 2)  # and split it on a one-core machine too
+    monkeypatch.setattr(quantized_scan, "SPLIT_ROWS", 2000)  # split even this small segment
+    monkeypatch.setattr(quantized_scan, "_CORES", 2)  # and split it on a one-core machine too
     target = segment.masked(np.unique(segment.docs)[:50]) if masked else segment
-    assert fp16_scan._workers(target._spans(SETS)) == 2
+    assert quantized_scan._workers(target._spans(SETS)) == 2
     proved = 0
     for q in queries(segment.vectors.shape[1], 10, 4, near=segment.vectors):
         for sets in (SETS, SETS[[0, 2]]):
             same_ranking(target, q, sets, target.exact(q, sets, 15, 0.1, count=False),
                          float32(target, q, sets, 15, 0.1)[:2] + (0,))
-            proved += half_precision_top(target, q, target._spans(sets), 15, 0.1,
+            proved += quantized_top(target, q, target._spans(sets), 15, 0.1,
                                          False) is not None
     assert proved >= 16  # of 20: the split path answered, not the float32 fallback
