@@ -161,10 +161,11 @@ def test_the_error_bound_holds_for_every_row(rows: str, kind: str) -> None:
     near = queries(dim, 20, 6, near=vectors)
     for q in np.vstack([near, queries(dim, 20, 7)]):
         # The scores faiss computes from the codes, for every row, against float32 ones.
-        approx, found = codes.index.search(q[None, :], n)
-        exact = vectors[found[0]].astype(np.float64) @ q.astype(np.float64)
+        approx, found = codes.top(q, np.arange(len(codes.starts)), n)
+        assert sorted(found.tolist()) == list(range(n))
+        exact = vectors[found].astype(np.float64) @ q.astype(np.float64)
         bound = codes.bound(q)
-        assert np.abs(approx[0] - exact).max() <= bound
+        assert np.abs(approx - exact).max() <= bound
         # Not vacuous: the bound is far below the spread of the scores it separates.
         assert bound < (0.05 if kind == "sq8" else 0.005) < exact.max() - exact.min()
     if kind == "sq8" and rows == "sparse":
@@ -195,18 +196,49 @@ def test_vector_index_search_agrees_with_float32(monkeypatch: pytest.MonkeyPatch
                                    [h.score for h in want_blocked_hits], atol=2e-6)
 
 
-def test_pieces_cover_the_spans_evenly() -> None:
-    from glassrag.quantized_scan import _pieces
+def test_lists_tile_the_role_sets_and_groups_share_them_out(
+        segment: Segment, monkeypatch: pytest.MonkeyPatch) -> None:
+    from glassrag import quantized_codes
 
-    spans = [(0, 10), (20, 23), (40, 70)]
+    monkeypatch.setattr(quantized_codes, "LIST_ROWS", 1000)
+    codes = quantized_codes.build_codes(segment, "sq8")
+    assert codes is not None
+    assert codes.starts[0] == 0 and codes.ends[-1] == segment.size
+    assert (codes.starts[1:] == codes.ends[:-1]).all()  # contiguous, in row order
+    assert (codes.ends - codes.starts).max() <= 1000
+    for start, end in segment.blocks.values():  # no list straddles two role sets
+        assert ((codes.starts < start) & (codes.ends > start)).sum() == 0
+        assert ((codes.starts < end) & (codes.ends > end)).sum() == 0
+    spans = segment._spans(SETS[[0, 2]])
+    lists = codes.lists_in(spans)
+    assert lists is not None and codes.rows(lists) == sum(e - s for s, e in spans)
+    start, end = spans[0]
+    assert codes.lists_in([(start + 1, end)]) is None  # a span cutting a list is refused
+    assert quantized_top(segment, segment.vectors[0], [(start + 1, end)], 5, None,
+                         True) is None
     for parts in (1, 2, 3, 4):
-        groups = _pieces(spans, parts)
+        groups = quantized_scan._groups(codes, lists, parts)
         assert len(groups) == parts
-        flat = [span for group in groups for span in group]
-        covered = [i for start, end in flat for i in range(start, end)]
-        assert covered == [i for start, end in spans for i in range(start, end)]
-        sizes = [sum(end - start for start, end in group) for group in groups]
-        assert max(sizes) - min(sizes) <= 43 // parts + 1
+        assert np.concatenate(groups).tolist() == lists.tolist()
+        sizes = [codes.rows(group) for group in groups]
+        assert max(sizes) - min(sizes) <= 2000
+
+
+@pytest.mark.parametrize("k,min_score", [(10, None), (30, 0.4)])
+def test_many_lists_per_role_set(segment: Segment, k: int, min_score: float | None,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from glassrag import quantized_codes
+
+    monkeypatch.setattr(quantized_codes, "LIST_ROWS", 700)
+    fresh = Segment.build(segment.vectors, segment.rowids, segment.docs, segment.sets)
+    proved = 0
+    for q in queries(segment.vectors.shape[1], 10, 8, near=segment.vectors):
+        for sets in (SETS, SETS[[1, 3]]):
+            same_ranking(fresh, q, sets, fresh.exact(q, sets, k, min_score),
+                         float32(fresh, q, sets, k, min_score))
+            proved += quantized_top(fresh, q, fresh._spans(sets), k, min_score,
+                                    False) is not None
+    assert proved >= 16
 
 
 @pytest.mark.parametrize("masked", [False, True])
@@ -215,7 +247,7 @@ def test_split_scan_gives_the_same_answer(segment: Segment, masked: bool,
     monkeypatch.setattr(quantized_scan, "SPLIT_ROWS", 2000)  # split even this small segment
     monkeypatch.setattr(quantized_scan, "_CORES", 2)  # and split it on a one-core machine too
     target = segment.masked(np.unique(segment.docs)[:50]) if masked else segment
-    assert quantized_scan._workers(target._spans(SETS)) == 2
+    assert quantized_scan._workers(target.size) == 2
     proved = 0
     for q in queries(segment.vectors.shape[1], 10, 4, near=segment.vectors):
         for sets in (SETS, SETS[[0, 2]]):
