@@ -69,3 +69,30 @@ def test_cross_encoder_reorders_by_its_scores(minilm_path: str) -> None:
     assert scores == sorted(scores, reverse=True)
     assert [h.ranks["rerank"] for h in out] == [1, 2, 3]
     assert all("bm25" in h.ranks for h in out)
+
+
+@pytest.mark.model
+def test_a_cross_encoder_is_loaded_once_per_path(minilm_path: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import sentence_transformers
+
+    from glassrag import rerank
+    from glassrag.search import Retrieval, _reranked
+
+    loads: list[str] = []
+    real = sentence_transformers.CrossEncoder
+
+    class Counting(real):  # type: ignore[misc, valid-type]
+        def __init__(self, path: str, **options: object) -> None:
+            loads.append(path)
+            super().__init__(path, **options)
+
+    monkeypatch.setattr(sentence_transformers, "CrossEncoder", Counting)
+    rerank.cross_encoder.cache_clear()
+    hits = [hit("Refunds are paid within 14 days.", 1), hit("Lunch is at noon.", 2)]
+    for question in ("money back?", "when is lunch?", "refund time"):
+        found = _reranked(Retrieval("bm25", ["x"], hits, 0, []), question,
+                          f"cross:{minilm_path}", 2)
+        assert sorted(h.chunk.chunk_id for h in found.hits) == ["d1#1", "d2#1"]
+    assert loads == [minilm_path]  # one load for three questions
+    rerank.cross_encoder.cache_clear()

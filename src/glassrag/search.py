@@ -200,13 +200,13 @@ def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieva
     """Apply the optional rerank stage to permitted and blocked candidates alike."""
     if not rerank:
         return found
-    from .rerank import CrossEncoderReranker, LexicalCoverageReranker
+    from .rerank import CrossEncoderReranker, LexicalCoverageReranker, cross_encoder
 
     reranker: LexicalCoverageReranker | CrossEncoderReranker
     if rerank == "lexical":
         reranker = LexicalCoverageReranker()
     elif rerank.startswith("cross:"):
-        reranker = CrossEncoderReranker(rerank.removeprefix("cross:"))
+        reranker = cross_encoder(rerank.removeprefix("cross:"))
     else:
         raise InvalidInput(f"unknown rerank {rerank!r}; use lexical or cross:PATH",
                            field="rerank")
