@@ -150,6 +150,14 @@ def test_eval_beir_and_compare(run) -> None:
                "--embedder", "hash:64", kb_dir=None)
     assert both.exit_code == 0, both.output
     assert "ndcg@10" in both.stdout and "hybrid" in both.stdout
+    # --rerank and --fusion reach the run (it records them; the ranking changes).
+    tuned = run("eval", "--beir", str(xquad), "--limit", "30", "--mode", "hybrid",
+                "--embedder", "hash:64", "--fusion", "rrf", "--rerank", "lexical", "--json",
+                kb_dir=None)
+    assert tuned.exit_code == 0, tuned.output
+    [reranked] = json.loads(tuned.stdout)
+    assert (reranked["rerank"], reranked["fusion"]) == ("lexical", "rrf")
+    assert reranked["metrics"]["ndcg@10"] != report["metrics"]["ndcg@10"]
 
 
 def test_eval_keeps_and_reuses_the_kb_given_with_kb(run, tmp_path: Path) -> None:

@@ -242,6 +242,8 @@ def eval_command(
     compare: str | None = typer.Option(
         None, help="--beir: a second configuration, e.g. 'hybrid,fusion=weighted'"
     ),
+    rerank: str | None = typer.Option(None, help="--beir: lexical | cross:PATH"),
+    fusion: str | None = typer.Option(None, help="--beir, hybrid: weighted | rrf"),
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks per question"),
     limit: int | None = typer.Option(None, help="--qa/--beir: only the first N questions"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
@@ -257,7 +259,9 @@ def eval_command(
     report: Any
     with _errors(as_json):
         if beir is not None:
-            _eval_beir(beir, mode or "bm25", embedder, split, compare, limit, as_json)
+            first = {"mode": mode or "bm25", "embedder": embedder, "rerank": rerank,
+                     "fusion": fusion}
+            _eval_beir(beir, first, split, compare, limit, as_json)
             return
         if qa is not None:
             with _progress("asking") as tick:
@@ -282,12 +286,14 @@ def eval_command(
         raise typer.Exit(EXIT_FAILED)
 
 
-def _eval_beir(directory: Path, mode: str, embedder: str | None, split: str,
-               compare: str | None, limit: int | None, as_json: bool) -> None:
+def _eval_beir(directory: Path, first: dict[str, Any], split: str, compare: str | None,
+               limit: int | None, as_json: bool) -> None:
+    """``first`` is the configuration (mode, embedder, rerank, fusion); ``compare`` a second
+    one, which takes only the embedder from the first."""
     from .beir_eval import compare as side_by_side
     from .beir_eval import parse_spec, run_beir, run_pair
 
-    first: dict[str, Any] = {"mode": mode, "embedder": embedder}
+    embedder = first["embedder"]
     # Only an explicit --kb is used ($GLASSRAG_KB or ./.glassrag may be someone's real one).
     common: dict[str, Any] = {"split": split, "limit": limit, "kb_path": state.kb_path}
     with _progress("retrieving") as tick:
