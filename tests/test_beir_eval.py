@@ -98,6 +98,7 @@ def test_limit_top_k_and_report_shapes(beir_set: Path) -> None:
     assert data["metrics"]["ndcg@10"] == pytest.approx(0.5, abs=1e-4)
     assert set(report.to_dict(per_query=True, run=True)) >= {"per_query", "run"}
     text = "\n".join(report.lines())
+    assert "recall@100 here is recall@1" in text  # a shallow run says what its recall is
     assert "tiny (test: 2 queries, 4 docs, 4 chunks)" in text and "ndcg@10 0.5000" in text
 
 

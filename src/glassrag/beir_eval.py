@@ -138,6 +138,9 @@ class BeirReport:
         ]
         if self.empty_queries:
             out.append(f"queries with no searchable terms (scored 0): {self.empty_queries}")
+        if self.top_k < RECALL_K:
+            out.append(f"note: only the top {self.top_k} were retrieved, so recall@{RECALL_K}"
+                       f" here is recall@{self.top_k}")
         return out
 
 
