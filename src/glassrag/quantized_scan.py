@@ -53,6 +53,8 @@ def quantized_top(segment: Segment, q: np.ndarray, spans: list[tuple[int, int]],
         return None  # nothing to scan, or a span that cuts a list (role-set spans never do)
     bound = codes.bound(q)
     groups = _groups(codes, lists, _workers(codes.rows(lists)))
+    # One bitmap of the live rows for every scan below (None: all rows are live).
+    selector = None if segment.live is None else _live_bitmap(codes.faiss, segment)
     # Most questions are proved from the first depth (96-99 % on real text, 8-bit); where
     # many rows crowd the cut, a second, deeper scan of the codes still costs less than
     # the float32 scan (1.9 against 4.8 ms at 105k rows, depth 1,024).
@@ -62,26 +64,26 @@ def quantized_top(segment: Segment, q: np.ndarray, spans: list[tuple[int, int]],
         # model embeddings a median 131 blocked rows passed 0.3 (MiniLM, 105k real text).
         first *= COUNT_DEPTH
     for depth in (first, RETRY_DEPTH * first):
-        found = _attempt(codes, segment, groups, q, k, min_score, count, depth, bound)
+        found = _attempt(codes, segment, groups, selector, q, k, min_score, count, depth,
+                         bound)
         if found is not None:
             return found
     return None
 
 
-def _attempt(codes: Codes, segment: Segment, groups: list[np.ndarray],
+def _attempt(codes: Codes, segment: Segment, groups: list[np.ndarray], selector: Any,
              q: np.ndarray, k: int, min_score: float | None, count: bool, depth: int,
              bound: float) -> tuple[np.ndarray, np.ndarray, int] | None:
     """One scan of the codes keeping ``depth`` rows per group (one heap each, one group per
     core); None when it proves nothing."""
     # The calling thread scans the first group while pool threads scan the others.
-    others = [_pool().submit(_search, codes, segment, group, q, depth)
+    others = [_pool().submit(_search, codes, group, selector, q, depth)
               for group in groups[1:]]
-    results = [_search(codes, segment, groups[0], q, depth)]
+    results = [_search(codes, groups[0], selector, q, depth)]
     results += [other.result() for other in others]
     # Per full heap, the best score any row left out of it could have.
     floors = [last + bound for _, _, last in results if last is not None]
-    picked = np.concatenate([rows for rows, _, _ in results]) if results \
-        else np.zeros(0, np.int64)
+    picked = np.concatenate([rows for rows, _, _ in results])
     if min_score is not None and picked.size:
         # Rows whose code score is too low to reach min_score need no float32 rescoring:
         # a deep counting scan keeps hundreds of them.
@@ -105,11 +107,10 @@ def _attempt(codes: Codes, segment: Segment, groups: list[np.ndarray],
     return picked[best], scores[best], passed
 
 
-def _search(codes: Codes, segment: Segment, lists: np.ndarray, q: np.ndarray,
+def _search(codes: Codes, lists: np.ndarray, selector: Any, q: np.ndarray,
             depth: int) -> tuple[np.ndarray, np.ndarray, float | None]:
     """The best ``depth`` live rows of ``lists`` by code score, their code scores, and the
     last one's score when the heap was full (rows beyond it were not kept), else None."""
-    selector = None if segment.live is None else _live_bitmap(codes.faiss, segment)
     with one_omp_thread():
         approx, found = codes.top(q, lists, depth, selector)
     got = found >= 0
