@@ -7,7 +7,7 @@ glassrag and two peers run on the same corpus, in the same process, one after an
 
 Both peers get the corpus (title + text of each chunk, as glassrag indexes it) and the
 queries (unique terms, as glassrag searches them) already tokenized by
-``glassrag.analysis.analyze``, so all three systems score the same tokens. The peers'
+``glassrag.text.analysis.analyze``, so all three systems score the same tokens. The peers'
 tokenization is *not* counted in their timings; glassrag's ingest and search timings
 include its own analysis. Neither peer has a role filter: they are timed unfiltered, and
 bm25s is also timed with a ``weight_mask`` that zeroes unreadable documents, the closest
@@ -212,7 +212,7 @@ def check_ingest(report: Any, expect_chunks: int | None, what: str) -> None:
 
 def make_analyzer() -> tuple[Callable[[str], list[str]], Callable[[list[str]], list[str]]]:
     """glassrag's own analyzer, so every system scores exactly the same tokens."""
-    from glassrag.analysis import analyze
+    from glassrag.text.analysis import analyze
 
     def unique_terms(tokens: list[str]) -> list[str]:
         return list(dict.fromkeys(tokens))  # first-occurrence order, as glassrag searches
@@ -482,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
                     "dropped_empty": dropped,
                     "examples": queries[:5]},
         "notes": [
-            "Peers get pre-tokenized corpus and queries (glassrag.analysis.analyze, unique "
+            "Peers get pre-tokenized corpus and queries (glassrag.text.analysis.analyze, unique "
             "query terms); their tokenization time is excluded from their search and index "
             "timings. glassrag's timings include its own analysis and result loading from "
             "SQLite.",

@@ -1,4 +1,4 @@
-"""The exact scan read from codes (glassrag.quantized_scan: 8-bit, float16) against the
+"""The exact scan read from codes (glassrag.vectors.scan: 8-bit, float16) against the
 float32 scan, paired.
 
 On a knowledge base kept by ``bench_hybrid.py --kb``, each question is run every way back to
@@ -28,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import synth  # noqa: E402
 
-from glassrag import KnowledgeBase, Principal, quantized_scan  # noqa: E402
-from glassrag.search import readable_sets  # noqa: E402
+from glassrag import KnowledgeBase, Principal
+from glassrag.retrieval.search import readable_sets  # noqa: E402
+from glassrag.vectors import scan as quantized_scan  # noqa: E402
 
 MIN_ROWS = quantized_scan.MIN_ROWS
 WAYS = ("sq8", "fp16", "float32")

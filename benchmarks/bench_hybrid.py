@@ -33,8 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import synth  # noqa: E402
 
-from glassrag import KnowledgeBase, Principal, quantized_scan  # noqa: E402
-from glassrag.search import readable_sets  # noqa: E402
+from glassrag import KnowledgeBase, Principal
+from glassrag.retrieval.search import readable_sets  # noqa: E402
+from glassrag.vectors import scan as quantized_scan  # noqa: E402
 
 
 class TimedEmbedder:

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import synth  # noqa: E402
 
 from glassrag import KnowledgeBase  # noqa: E402
-from glassrag.server import create_app  # noqa: E402
-from glassrag.tokens import create_token  # noqa: E402
+from glassrag.interfaces.http.app import create_app  # noqa: E402
+from glassrag.store.bearer_tokens import create_token  # noqa: E402
 
 
 def _free_port() -> int:

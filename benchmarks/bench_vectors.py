@@ -29,8 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from glassrag import quantized_scan  # noqa: E402
-from glassrag.vectors import HnswParams, VectorIndex, VectorRows  # noqa: E402
+from glassrag.vectors import scan as quantized_scan  # noqa: E402
+from glassrag.vectors.index import HnswParams, VectorIndex, VectorRows  # noqa: E402
 
 # Role-set id = 3 * r + c, where r (independent of content) and c (per cluster) are 0 for
 # the 10 % share, 1 for the next 40 % and 2 for the rest.

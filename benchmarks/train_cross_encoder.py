@@ -14,7 +14,7 @@ What it does:
    seeded one-logit head). Nothing is downloaded: ``HF_HUB_OFFLINE=1``.
 2. Reads SciFact's ``qrels/train.tsv`` (never ``test.tsv``): each judged (query, document)
    pair is a positive.
-3. Mines hard negatives with glassrag itself: :func:`glassrag.beir_eval.run_beir` on the
+3. Mines hard negatives with glassrag itself: :func:`glassrag.eval.beir.run_beir` on the
    *train* split (hybrid by default, or bm25) and samples, for each positive, documents
    from the query's top results that are not judged relevant, plus a few random
    unjudged documents. The random ones matter: starting from a bi-encoder, whose [CLS]
@@ -86,7 +86,7 @@ def mine_negatives(data: Path, mode: str, embedder: str, kb: Path | None,
 
     Returns the ranked lists and a short summary of the retrieval run (its train-split
     metrics tell how hard the negatives are: most positives sit inside the lists)."""
-    from glassrag.beir_eval import run_beir
+    from glassrag.eval.beir import run_beir
 
     started = time.perf_counter()
     report = run_beir(data, mode=mode, split="train", top_k=depth, kb_path=kb,
@@ -139,8 +139,8 @@ def train(args: argparse.Namespace) -> None:
     from sentence_transformers import CrossEncoder
 
     import glassrag
-    from glassrag.beir import load_beir
-    from glassrag.embedders import quiet_transformers
+    from glassrag.dense.embedders import quiet_transformers
+    from glassrag.eval.beir_data import load_beir
 
     quiet_transformers()
     # Seed every source of randomness we use: sampling, shuffling, the new head, dropout.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from glassrag import KnowledgeBase
-from glassrag.examples import examples_dir
+from glassrag.eval.examples import examples_dir
 
 EXAMPLES = examples_dir()
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -11,7 +11,11 @@ import os
 
 import pytest
 
-from glassrag.embedders import SentenceTransformerEmbedder, bundled_model_path, parse_embedder
+from glassrag.dense.embedders import (
+    SentenceTransformerEmbedder,
+    bundled_model_path,
+    parse_embedder,
+)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glassrag.analysis import (
+from glassrag.text.analysis import (
     ENGLISH_STOPWORDS,
     analyze,
     analyze_runs,
@@ -110,7 +110,7 @@ def test_jieba_is_lazy_and_silent() -> None:
     # A fresh interpreter: English text must not load jieba, and loading it prints nothing.
     code = (
         "import sys\n"
-        "from glassrag.analysis import analyze\n"
+        "from glassrag.text.analysis import analyze\n"
         "analyze('plain english only')\n"
         "assert 'jieba' not in sys.modules\n"
         "tokens = analyze('检索增强生成')\n"

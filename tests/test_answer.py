@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from glassrag.answer import (
+from glassrag.answer.extractive import (
     AnswerSettings,
     coverage,
     extractive_answer,

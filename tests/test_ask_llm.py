@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
-from glassrag.cli import app
+from glassrag.interfaces.cli.main import app
 from llm_stub import Reply, StubLLM, answer_json
 
 REFUND = ("Learners can ask for a refund within 14 days of enrolling, as long as they have "

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED, write_jsonl
-from glassrag.beir import load_beir
 from glassrag.errors import InputFileError
+from glassrag.eval.beir_data import load_beir
 
 
 def make(tmp_path: Path, qrels: str = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\n"

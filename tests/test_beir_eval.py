@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from glassrag.beir_eval import (
+from glassrag.errors import InputFileError, InvalidInput
+from glassrag.eval.beir import (
     BeirReport,
     bigram_tokens,
     compare,
@@ -19,7 +20,6 @@ from glassrag.beir_eval import (
     table,
     tokenize,
 )
-from glassrag.errors import InputFileError, InvalidInput
 
 CORPUS = [
     {"_id": "d1", "title": "Refund policy", "text": "Refunds are returned within five days."},

@@ -8,7 +8,7 @@ threadpoolctl = pytest.importorskip("threadpoolctl", reason="threadpoolctl comes
 
 
 def test_one_blas_thread_limits_and_can_be_undone() -> None:
-    from glassrag.cli_server import one_blas_thread
+    from glassrag.interfaces.cli.server import one_blas_thread
 
     controller = threadpoolctl.ThreadpoolController()
     blas = controller.select(user_api="blas")
@@ -25,7 +25,7 @@ def test_one_blas_thread_limits_and_can_be_undone() -> None:
 
 
 def test_model_openmp_threads_sleep_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
-    from glassrag.embedders import passive_openmp
+    from glassrag.dense.embedders import passive_openmp
 
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     passive_openmp()

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glassrag.chunking import CHUNKERS, ChunkOptions, chunk_text
 from glassrag.errors import ChunkingError, InvalidInput
+from glassrag.ingest.chunking import CHUNKERS, ChunkOptions, chunk_text
 from glassrag.records import ChunkSpan
 
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLES
 from glassrag import KnowledgeBase
-from glassrag.cli import app
+from glassrag.interfaces.cli.main import app
 
 WORKSHOP = str(EXAMPLES / "workshop" / "documents.jsonl")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from glassrag.cli import app
+from glassrag.interfaces.cli.main import app
 
 
 def test_demo_prints_the_workshop_steps() -> None:

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from conftest import EXAMPLES, write_jsonl
 from dense_fixtures import minilm_path  # noqa: F401 - a fixture used by the model tier
 from glassrag import KnowledgeBase, Principal
-from glassrag.cli import app
-from glassrag.embedders import EmbedderMismatch, EmbeddingError, HashEmbedder
+from glassrag.dense.embedders import EmbedderMismatch, EmbeddingError, HashEmbedder
+from glassrag.interfaces.cli.main import app
 
 PUBLIC = Principal("p")
 HR = Principal("h", roles=["hr"])
@@ -152,8 +152,8 @@ def test_vectors_past_the_threshold_go_into_the_graph(kb: KnowledgeBase, tmp_pat
     """After embedding, a knowledge base past the HNSW threshold searches a graph, not a delta
     that would be scanned in full on every query."""
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
-    from glassrag.dense import DenseSide
-    from glassrag.vectors import HnswParams
+    from glassrag.dense.retriever import DenseSide
+    from glassrag.vectors.index import HnswParams
 
     records = [{"doc_id": f"d{i}", "text": f"note {i} about topic {i % 7} and item {i}"}
                for i in range(120)]
@@ -191,8 +191,8 @@ def test_the_graph_is_calibrated_on_the_questions_asked(kb: KnowledgeBase,
     """With enough recorded questions (traces), the graph's recall is measured on them
     rather than on stored vectors, and status says which."""
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
-    from glassrag.dense import DenseSide
-    from glassrag.vectors import HnswParams
+    from glassrag.dense.retriever import DenseSide
+    from glassrag.vectors.index import HnswParams
 
     records = [{"doc_id": f"d{i}", "text": f"note {i} about topic {i % 7} and item {i}"}
                for i in range(150)]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from glassrag.discovery import discover, glob_match
+from glassrag.ingest.discovery import discover, glob_match
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 

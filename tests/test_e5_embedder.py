@@ -21,10 +21,10 @@ import pytest
 from conftest import write_jsonl
 from dense_fixtures import minilm, minilm_path  # noqa: F401 - fixtures of the model tier
 from glassrag import KnowledgeBase, Principal
-from glassrag.embedders import E5Embedder, SentenceTransformerEmbedder, parse_embedder
+from glassrag.dense.embedders import E5Embedder, SentenceTransformerEmbedder, parse_embedder
+from glassrag.dense.embeddings import embedding_text
+from glassrag.dense.openai_embedder import OpenAIEmbedder
 from glassrag.errors import InvalidInput, MissingExtra
-from glassrag.http_embedder import OpenAIEmbedder
-from glassrag.vectorstore import embedding_text
 from test_embedders import Stub, api, stub, vectors_body  # noqa: F401 - stub is a fixture
 from test_leak import PRINCIPALS, QUERIES, SECRETS, _check, build_leak_kb
 

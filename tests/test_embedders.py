@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 import dense_fixtures
-from glassrag.analysis import analyze
-from glassrag.embedders import (
+from glassrag.dense.embedders import (
     BaseEmbedder,
     Embedder,
     EmbeddingError,
@@ -24,9 +23,10 @@ from glassrag.embedders import (
     bundled_model_path,
     parse_embedder,
 )
+from glassrag.dense.openai_embedder import OpenAIEmbedder
 from glassrag.errors import InvalidInput, MissingExtra
-from glassrag.http_embedder import OpenAIEmbedder
-from glassrag.vectors import VectorIndex, VectorRows
+from glassrag.text.analysis import analyze
+from glassrag.vectors.index import VectorIndex, VectorRows
 
 REFUND = "Refunds are issued to the original payment method within 14 days of the request."
 CORPUS = [

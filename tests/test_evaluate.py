@@ -10,7 +10,7 @@ import pytest
 from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase
 from glassrag.errors import InvalidInput
-from glassrag.evaluate import (
+from glassrag.eval.cases import (
     CaseResult,
     EvalCase,
     EvalReport,
@@ -19,7 +19,7 @@ from glassrag.evaluate import (
     run_cases,
     run_qa,
 )
-from glassrag.qa_eval import answer_body, contains_gold
+from glassrag.eval.qa import answer_body, contains_gold
 from glassrag.records import Answer, Citation
 
 # -- the bundled examples ------------------------------------------------------------------

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from glassrag.errors import InvalidInput
-from glassrag.fusion import fuse_hits, rrf, weighted
 from glassrag.records import Chunk, Hit
+from glassrag.retrieval.fusion import fuse_hits, rrf, weighted
 
 
 def test_rrf_hand_checked() -> None:

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from glassrag.hnsw import (
+from glassrag.vectors.hnsw import (
     build_graph,
     calibrate,
     exact_kth_scores,
     graph_recall,
     sample_positions,
 )
-from glassrag.vectors import HnswParams, VectorIndex, VectorRows, load_faiss
+from glassrag.vectors.index import HnswParams, VectorIndex, VectorRows, load_faiss
 
 faiss = load_faiss()
 
@@ -165,7 +165,7 @@ def test_an_accepted_graph_records_its_beam_and_uses_it(tmp_path: Path) -> None:
 
 
 def test_single_query_search_restores_the_openmp_thread_count() -> None:
-    from glassrag.vectors import one_omp_thread
+    from glassrag.vectors.index import one_omp_thread
 
     faiss.omp_set_num_threads(2)
     with one_omp_thread():

@@ -269,7 +269,7 @@ def test_prune_spares_records_of_a_file_with_a_broken_line(kb: KnowledgeBase,
 
 def test_unchanged_files_are_not_even_parsed(kb: KnowledgeBase, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    import glassrag.ingest as ingest_module
+    import glassrag.ingest.run as ingest_module
 
     folder = tmp_path / "f"
     folder.mkdir()

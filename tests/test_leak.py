@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
-from glassrag.cli import app
+from glassrag.interfaces.cli.main import app
 
 ROLES = ["employee", "finance", "hr"]
 PRINCIPALS = [Principal("p0")] + [Principal(f"p-{r}", roles=[r]) for r in ROLES] + [

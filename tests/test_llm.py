@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from glassrag import KnowledgeBase
+from glassrag.answer.verify import verify
 from glassrag.errors import InvalidInput, MissingExtra
-from glassrag.llm import LLMAnswerer, LLMConfigError, LLMError, backoff, check
-from glassrag.llm_profiles import LLMSettings, build_body, resolve
-from glassrag.prompt import (
+from glassrag.llm.client import LLMAnswerer, LLMConfigError, LLMError, backoff, check
+from glassrag.llm.profiles import LLMSettings, build_body, resolve
+from glassrag.llm.prompt import (
     STRICT_RULES,
     SYSTEM_PROMPT,
     ReplyError,
@@ -30,7 +31,6 @@ from glassrag.prompt import (
     user_message,
 )
 from glassrag.records import Chunk, Draft, Hit, Verification
-from glassrag.verify import verify
 from llm_stub import Reply, StubLLM, answer_json
 
 DATA = Path(__file__).parent / "data" / "llm"

@@ -15,8 +15,8 @@ from mcp import Client  # noqa: E402
 
 from glassrag import KnowledgeBase, Principal  # noqa: E402
 from glassrag.errors import GlassragError  # noqa: E402
-from glassrag.mcp_server import TOOL_NAMES, build_server, principal_from_token  # noqa: E402
-from glassrag.tokens import create_token  # noqa: E402
+from glassrag.interfaces.mcp import TOOL_NAMES, build_server, principal_from_token  # noqa: E402
+from glassrag.store.bearer_tokens import create_token  # noqa: E402
 from test_leak import PRINCIPALS, QUERIES, _check, build_leak_kb  # noqa: E402
 
 

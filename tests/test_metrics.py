@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from glassrag.metrics import evaluate, ndcg_at_k, per_query, ranking
+from glassrag.eval.metrics import evaluate, ndcg_at_k, per_query, ranking
 
 
 def test_hand_checked_values() -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from glassrag.chunking import chunk_text
+from glassrag.ingest.chunking import chunk_text
 from glassrag.parsers import ParseOptions, parser_for, position_runs
 from glassrag.parsers.base import Limits, TextBuilder, wrap
-from glassrag.readers import read_file
+from glassrag.parsers.readers import read_file
 from glassrag.records import SourceDocument
 from parser_samples import encrypt_pdf, make_docx, make_eml, make_pdf, make_pptx
 

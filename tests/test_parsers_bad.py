@@ -20,7 +20,7 @@ import pytest
 
 from glassrag.parsers import ParseOptions
 from glassrag.parsers.base import Limits
-from glassrag.readers import read_file
+from glassrag.parsers.readers import read_file
 from parser_samples import encrypt_pdf, make_docx, make_eml, make_pdf, make_pptx, make_zip
 
 WORD_TYPES = (b'<?xml version="1.0"?><Types><Override PartName="/word/document.xml" ContentType='

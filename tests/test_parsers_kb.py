@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from glassrag import KnowledgeBase
-from glassrag.cli import app
+from glassrag.interfaces.cli.main import app
 from parser_samples import encrypt_pdf, make_docx, make_eml, make_pdf, make_pptx
 
 HANDBOOK = [

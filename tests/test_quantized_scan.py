@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glassrag import quantized_scan
-from glassrag.quantized_scan import MIN_ROWS, quantized_top
-from glassrag.vector_segment import Segment
+from glassrag.vectors import scan as quantized_scan
+from glassrag.vectors.scan import MIN_ROWS, quantized_top
+from glassrag.vectors.segment import Segment
 
 pytest.importorskip("faiss")
 
@@ -175,7 +175,7 @@ def test_the_error_bound_holds_for_every_row(rows: str, kind: str) -> None:
 
 
 def test_vector_index_search_agrees_with_float32(monkeypatch: pytest.MonkeyPatch) -> None:
-    from glassrag.vectors import VectorIndex, VectorRows
+    from glassrag.vectors.index import VectorIndex, VectorRows
 
     n, dim = 2 * MIN_ROWS, 32
     rng = np.random.default_rng(11)
@@ -198,7 +198,7 @@ def test_vector_index_search_agrees_with_float32(monkeypatch: pytest.MonkeyPatch
 
 def test_lists_tile_the_role_sets_and_groups_share_them_out(
         segment: Segment, monkeypatch: pytest.MonkeyPatch) -> None:
-    from glassrag import quantized_codes
+    from glassrag.vectors import codes as quantized_codes
 
     monkeypatch.setattr(quantized_codes, "LIST_ROWS", 1000)
     codes = quantized_codes.build_codes(segment, "sq8")
@@ -227,7 +227,7 @@ def test_lists_tile_the_role_sets_and_groups_share_them_out(
 @pytest.mark.parametrize("k,min_score", [(10, None), (30, 0.4)])
 def test_many_lists_per_role_set(segment: Segment, k: int, min_score: float | None,
                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from glassrag import quantized_codes
+    from glassrag.vectors import codes as quantized_codes
 
     monkeypatch.setattr(quantized_codes, "LIST_ROWS", 700)
     fresh = Segment.build(segment.vectors, segment.rowids, segment.docs, segment.sets)

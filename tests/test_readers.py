@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from glassrag.errors import InputFileError
-from glassrag.readers import (
+from glassrag.parsers.readers import (
     SUPPORTED_SUFFIXES,
     ReadResult,
     decode_bytes,

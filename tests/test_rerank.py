@@ -10,7 +10,7 @@ import pytest
 import dense_fixtures
 from glassrag.errors import MissingExtra
 from glassrag.records import Chunk, Hit
-from glassrag.rerank import CrossEncoderReranker, LexicalCoverageReranker
+from glassrag.retrieval.rerank import CrossEncoderReranker, LexicalCoverageReranker
 
 minilm_path = dense_fixtures.minilm_path  # a fixture; skips when the model is missing
 
@@ -76,8 +76,8 @@ def test_a_cross_encoder_is_loaded_once_per_path(minilm_path: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     import sentence_transformers
 
-    from glassrag import rerank
-    from glassrag.search import Retrieval, _reranked
+    from glassrag.retrieval import rerank
+    from glassrag.retrieval.search import Retrieval, _reranked
 
     loads: list[str] = []
     real = sentence_transformers.CrossEncoder

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from glassrag.llm import LLMAnswerer
-from glassrag.prompt import REWRITE_RULES
-from glassrag.rewrite import FUSED, NO_LLM, PREFIX
+from glassrag.llm.client import LLMAnswerer
+from glassrag.llm.prompt import REWRITE_RULES
+from glassrag.retrieval.rewrite import FUSED, NO_LLM, PREFIX
 from llm_stub import Reply, StubLLM, answer_json
 from rewrite_fixtures import (
     FAILURES,

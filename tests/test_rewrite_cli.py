@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from glassrag.cli import app
+from glassrag.interfaces.cli.main import app
 from llm_stub import Reply, StubLLM, answer_json
 from rewrite_fixtures import QUESTION, QUOTE, REWRITTEN, office_kb, rewrite_reply
 from rewrite_fixtures import stub as stub  # noqa: F401  (the fixture)

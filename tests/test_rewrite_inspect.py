@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from glassrag import Principal
-from glassrag.cli import app
-from glassrag.llm import LLMAnswerer
-from glassrag.rewrite import FUSED, NO_LLM, PREFIX
+from glassrag.interfaces.cli.main import app
+from glassrag.llm.client import LLMAnswerer
+from glassrag.retrieval.rewrite import FUSED, NO_LLM, PREFIX
 from llm_stub import Reply, StubLLM, answer_json
 from rewrite_fixtures import (
     CAGE_QUESTION,

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from glassrag import Principal
-from glassrag.cli import app
+from glassrag.interfaces.cli.main import app
 from llm_stub import Reply, StubLLM, answer_json
 from rewrite_fixtures import (
     CAGE_QUESTION,

@@ -16,8 +16,8 @@ pytest.importorskip("httpx", reason="httpx is needed by fastapi's TestClient")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from glassrag.server import create_app  # noqa: E402
-from glassrag.tokens import create_token  # noqa: E402
+from glassrag.interfaces.http.app import create_app  # noqa: E402
+from glassrag.store.bearer_tokens import create_token  # noqa: E402
 from llm_stub import Reply, StubLLM, answer_json  # noqa: E402
 from rewrite_fixtures import (  # noqa: E402
     CAGE_QUESTION,

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from glassrag.errors import InvalidInput
-from glassrag.roles_rules import ROLES_FILE, RolesRules, load_roles_rules
+from glassrag.ingest.roles_rules import ROLES_FILE, RolesRules, load_roles_rules
 
 RULES = """\
 # Most specific rules first: the first match wins.

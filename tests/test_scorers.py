@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from glassrag.errors import InvalidInput
-from glassrag.scorers import (
+from glassrag.retrieval.scorers import (
     SEED_STOPWORDS,
     overlap_score,
     overlap_tokens,

@@ -19,8 +19,8 @@ pytest.importorskip("httpx", reason="httpx is needed by fastapi's TestClient")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from glassrag import KnowledgeBase, Principal  # noqa: E402
-from glassrag.server import create_app  # noqa: E402
-from glassrag.tokens import create_token, revoke_token  # noqa: E402
+from glassrag.interfaces.http.app import create_app  # noqa: E402
+from glassrag.store.bearer_tokens import create_token, revoke_token  # noqa: E402
 from test_leak import PRINCIPALS, QUERIES, SECRETS, _check, build_leak_kb  # noqa: E402
 
 ADMIN = Principal("root", admin=True)

@@ -9,9 +9,15 @@ import pytest
 from typer.testing import CliRunner
 
 from glassrag import KnowledgeBase, Principal
-from glassrag.cli import app
 from glassrag.errors import InvalidInput, NotFound
-from glassrag.tokens import create_token, hash_token, list_tokens, principal_for, revoke_token
+from glassrag.interfaces.cli.main import app
+from glassrag.store.bearer_tokens import (
+    create_token,
+    hash_token,
+    list_tokens,
+    principal_for,
+    revoke_token,
+)
 
 
 def test_tokens_are_stored_hashed_and_map_to_their_principal(kb: KnowledgeBase) -> None:

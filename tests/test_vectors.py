@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from glassrag.errors import InvalidInput
-from glassrag.vectors import HnswParams, VectorIndex, VectorRows
+from glassrag.vectors.index import HnswParams, VectorIndex, VectorRows
 
 # Role-set ids as the store numbers them (rolesets.id); 7, 11, 12, 20 on purpose: not 0..n.
 PUBLIC, EMPLOYEE, FINANCE, BOTH = 7, 11, 12, 20

@@ -11,9 +11,8 @@ import pytest
 
 from conftest import write_jsonl
 from glassrag import KnowledgeBase
-from glassrag.embedders import EmbedderMismatch, EmbeddingError, HashEmbedder
-from glassrag.vectors import VectorIndex
-from glassrag.vectorstore import (
+from glassrag.dense.embedders import EmbedderMismatch, EmbeddingError, HashEmbedder
+from glassrag.dense.embeddings import (
     EMBEDDINGS_DDL,
     catch_up,
     check_model,
@@ -26,6 +25,7 @@ from glassrag.vectorstore import (
     recorded_model,
     refresh_docs,
 )
+from glassrag.vectors.index import VectorIndex
 
 DOCS = [
     {"doc_id": "refunds", "title": "Refunds", "source": "r.md", "roles": ["public"],

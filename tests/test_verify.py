@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from conftest import write_jsonl
 from glassrag import KnowledgeBase, Principal
-from glassrag.answer import AnswerSettings, extractive_answer
+from glassrag.answer.extractive import AnswerSettings, extractive_answer
+from glassrag.answer.verify import normalize_for_match, quote_lines, verify
 from glassrag.records import ANSWERED, BLOCKED, NO_EVIDENCE, Chunk, Draft, DraftCitation, Hit
-from glassrag.verify import normalize_for_match, quote_lines, verify
 
 TEXT = "Boarding closes 20 minutes before departure.\nGates open 45 minutes before.\nBring ID."
 

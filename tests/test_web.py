@@ -27,8 +27,8 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 from conftest import EXAMPLES  # noqa: E402
 from glassrag import KnowledgeBase  # noqa: E402
-from glassrag.server import create_app  # noqa: E402
-from glassrag.tokens import create_token  # noqa: E402
+from glassrag.interfaces.http.app import create_app  # noqa: E402
+from glassrag.store.bearer_tokens import create_token  # noqa: E402
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 HOSTILE = """Visitors park their cars on level 3 of the north garage.

@@ -6,16 +6,9 @@
 >>> kb.search("refund window", principal=Principal("alice", roles=["employee"]))  # doctest: +SKIP
 """
 
-from .errors import GlassragError
-from .kb import KnowledgeBase
-from .records import (
-    Chunk,
-    Document,
-    Hit,
-    IngestReport,
-    Principal,
-    SearchResult,
-)
+from glassrag.errors import GlassragError
+from glassrag.kb import KnowledgeBase
+from glassrag.records import Chunk, Document, Hit, IngestReport, Principal, SearchResult
 
 __version__ = "0.1.0"
 

@@ -1,3 +1,3 @@
-from .cli import main
+from glassrag.interfaces.cli.main import main
 
 main()

@@ -10,17 +10,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import traces
-from .answer import AnswerSettings
-from .dense import DenseSide
-from .errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
-from .ingest import IngestOptions, Progress, run_ingest
-from .lexical import LexicalIndex
-from .llm import LLMAnswerer
-from .pipeline import AskRequest, decide, retrieve_with_rewrite, run_retrieval, validate
-from .pipeline import ask as ask_pipeline
-from .prompt import build_request, evidence_package
-from .records import (
+from glassrag.answer.extractive import AnswerSettings
+from glassrag.dense.embeddings import EmbedReport
+from glassrag.dense.retriever import DenseSide
+from glassrag.errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
+from glassrag.ingest.roles_rules import load_roles_rules
+from glassrag.ingest.run import IngestOptions, Progress, run_ingest
+from glassrag.llm.client import LLMAnswerer
+from glassrag.llm.prompt import build_request, evidence_package
+from glassrag.pipeline import AskRequest, decide, retrieve_with_rewrite, run_retrieval, validate
+from glassrag.pipeline import ask as ask_pipeline
+from glassrag.records import (
     ANSWERED,
     BLOCKED,
     NO_EVIDENCE,
@@ -32,13 +32,13 @@ from .records import (
     Principal,
     SearchResult,
 )
-from .rewrite import RewriteHook, preview_rewrite
-from .roles_rules import load_roles_rules
-from .search import retrieve
-from .settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
-from .store import DB_NAME, Store
-from .vectors import HnswParams
-from .vectorstore import EmbedReport
+from glassrag.retrieval.lexical import LexicalIndex
+from glassrag.retrieval.rewrite import RewriteHook, preview_rewrite
+from glassrag.retrieval.search import retrieve
+from glassrag.settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
+from glassrag.store import traces
+from glassrag.store.database import DB_NAME, Store
+from glassrag.vectors.index import HnswParams
 
 DEFAULT_KB_DIR = ".glassrag"
 ROLES_RULES_NAME = "roles.toml"
@@ -292,7 +292,7 @@ class KnowledgeBase:
     def _llm(self, profile: str | None) -> LLMAnswerer | None:
         if profile is None and self.settings.llm.profile is None:
             return None
-        from .llm import LLMAnswerer
+        from glassrag.llm.client import LLMAnswerer
 
         return LLMAnswerer(self.settings.llm.to_llm_settings(profile))
 
@@ -405,14 +405,14 @@ class KnowledgeBase:
                     self.lexical.explain(list(hit.matched_terms), rowid).items()}
         if pool.mode == "terms":
             return {t: 1.0 for t in hit.matched_terms}
-        from .scorers import overlap_tokens
+        from glassrag.retrieval.scorers import overlap_tokens
 
         counts = overlap_tokens(hit.chunk.title + " " + hit.chunk.text)
         return {t: float(counts.count(t)) for t in hit.matched_terms}
 
     def evaluate(self, path: str | Path) -> Any:
         """Run a case file (YAML or JSONL) and return its report (``passed``, ``lines()``)."""
-        from .evaluate import evaluate_file
+        from glassrag.eval.cases import evaluate_file
 
         return evaluate_file(self, Path(path))
 

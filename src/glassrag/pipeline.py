@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .answer import AnswerSettings, extractive_answer, semantic_answer
-from .errors import GlassragError, InvalidInput
-from .lexical import LexicalIndex
-from .llm import LLMAnswerer
-from .records import (
+from glassrag.answer.extractive import AnswerSettings, extractive_answer, semantic_answer
+from glassrag.answer.verify import verify
+from glassrag.errors import GlassragError, InvalidInput
+from glassrag.llm.client import LLMAnswerer
+from glassrag.records import (
     ANSWERED,
     BLOCKED,
     NO_EVIDENCE,
@@ -30,15 +30,15 @@ from .records import (
     Principal,
     Verification,
 )
-from .rewrite import RewriteHook, RewriteStage, fuse_retrievals, run_rewrite
-from .search import Retrieval, check_query, retrieve
-from .settings import DenseSettings, Settings
-from .store import Store, now
-from .traces import new_trace_id, save
-from .verify import verify
+from glassrag.retrieval.lexical import LexicalIndex
+from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, fuse_retrievals, run_rewrite
+from glassrag.retrieval.search import Retrieval, check_query, retrieve
+from glassrag.settings import DenseSettings, Settings
+from glassrag.store.database import Store, now
+from glassrag.store.traces import new_trace_id, save
 
 if TYPE_CHECKING:
-    from .dense import DenseSide
+    from glassrag.dense.retriever import DenseSide
 
 MAX_QUESTION_CHARS = 2000
 # How many blocked candidates the status decision (and the audit trace) looks at.
@@ -172,7 +172,7 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
 
     ``lock`` guards the store and index only: retrieval and the trace write hold it, a model
     call (which may take seconds) does not. ``rewrite`` (True: with ``llm``; or a callable)
-    adds a rewritten query to the retrieval; see :mod:`glassrag.rewrite`.
+    adds a rewritten query to the retrieval; see :mod:`glassrag.retrieval.rewrite`.
     """
     guard = lock if lock is not None else nullcontext()
     timings: dict[str, float] = {}
@@ -288,7 +288,7 @@ def build_trace(trace_id: str, req: AskRequest, settings: Settings,
                 citations: Sequence[Citation], timings: dict[str, float],
                 llm: LLMAnswerer | None = None, *,
                 rewrite: RewriteStage | None = None) -> dict[str, Any]:
-    from .prompt import build_request
+    from glassrag.llm.prompt import build_request
 
     timings["total"] = round(sum(timings.values()), 3)
     if llm is not None:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import InvalidInput
+from glassrag.errors import InvalidInput
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -123,7 +123,7 @@ class LLMSection(_Section):
     rewrite_query: bool = False
 
     def to_llm_settings(self, profile: str | None = None) -> Any:
-        from .llm import LLMSettings
+        from glassrag.llm.client import LLMSettings
 
         return LLMSettings(profile=profile or self.profile or "openai",
                            **self.model_dump(exclude={"profile"}))

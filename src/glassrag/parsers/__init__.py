@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from ..errors import GlassragError, InputFileError
-from . import mail, pdf, slides, table, webpage, word
-from .base import Limits, Parsed, ParseOptions
+from glassrag.errors import GlassragError, InputFileError
+from glassrag.parsers import mail, pdf, slides, table, webpage, word
+from glassrag.parsers.base import Limits, Parsed, ParseOptions
 
 __all__ = [
     "PARSERS", "Limits", "ParseOptions", "Parsed", "Parser", "parse_bytes", "parser_for",

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import InputFileError
+from glassrag.errors import InputFileError
 
 __all__ = ["Limits", "ParseOptions", "Parsed", "TextBuilder", "clean_text", "wrap"]
 

@@ -14,9 +14,9 @@ import re
 from email.message import EmailMessage
 from typing import Any
 
-from ..errors import InputFileError
-from .base import Limits, Parsed, ParseOptions, TextBuilder, clean_text
-from .office import describe
+from glassrag.errors import InputFileError
+from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder, clean_text
+from glassrag.parsers.office import describe
 
 LABEL = "e-mail (.eml)"
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:[ \t]?")  # a field name: printable, no colon or space
@@ -64,7 +64,7 @@ def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
         raise InputFileError("the e-mail body is not text")
     metadata["body"] = body.get_content_type()
     if plain is None:
-        from .webpage import html_to_text
+        from glassrag.parsers.webpage import html_to_text
 
         converted = html_to_text(content, subject or stem, options)
         return Parsed(text=converted.text, title=subject or converted.title,

@@ -11,8 +11,8 @@ import io
 import struct
 import zipfile
 
-from ..errors import InputFileError
-from .base import Limits
+from glassrag.errors import InputFileError
+from glassrag.parsers.base import Limits
 
 _EOCD = b"PK\x05\x06"
 _EOCD_SIZE = 22

@@ -10,9 +10,9 @@ import io
 import logging
 from typing import Any
 
-from ..errors import InputFileError, MissingExtra
-from .base import Limits, Parsed, ParseOptions, TextBuilder
-from .office import describe
+from glassrag.errors import InputFileError, MissingExtra
+from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
+from glassrag.parsers.office import describe
 
 LABEL = "PDF"
 _TAIL = 4096  # %%EOF must be this close to the end; a truncated file has lost it

@@ -11,9 +11,9 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import MissingExtra
-from .base import Limits, Parsed, ParseOptions, TextBuilder
-from .office import SLIDES_MAIN, sniff_ooxml
+from glassrag.errors import MissingExtra
+from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
+from glassrag.parsers.office import SLIDES_MAIN, sniff_ooxml
 
 LABEL = "PowerPoint presentation (.pptx)"
 

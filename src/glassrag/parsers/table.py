@@ -14,9 +14,9 @@ import csv
 import io
 import re
 
-from ..errors import InputFileError, InvalidInput
-from .base import Limits, Parsed, ParseOptions, TextBuilder
-from .office import describe
+from glassrag.errors import InputFileError, InvalidInput
+from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
+from glassrag.parsers.office import describe
 
 LABEL = "CSV/TSV"
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
@@ -61,7 +61,10 @@ def _dialect(text: str, tab: bool) -> type[csv.Dialect] | str:
 
 
 def parse(raw: bytes, stem: str, options: ParseOptions, tab: bool = False) -> Parsed:
-    from ..readers import decode_bytes, normalize_text  # readers imports this package
+    from glassrag.parsers.readers import (  # readers imports this package
+        decode_bytes,
+        normalize_text,
+    )
 
     text, encoding = decode_bytes(raw)
     text = normalize_text(text)

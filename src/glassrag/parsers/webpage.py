@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import InputFileError, MissingExtra
-from .base import Limits, Parsed, ParseOptions, TextBuilder
+from glassrag.errors import InputFileError, MissingExtra
+from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
 
 LABEL = "HTML"
 _DROP = frozenset({
@@ -141,7 +141,7 @@ class _Walker:
 
 
 def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
-    from ..readers import decode_bytes  # readers imports this package: import late
+    from glassrag.parsers.readers import decode_bytes  # readers imports this package: import late
 
     if options.html_extractor == "trafilatura":
         html, encoding = decode_bytes(raw)

@@ -10,9 +10,9 @@ import io
 import re
 from typing import Any
 
-from ..errors import MissingExtra
-from .base import Limits, Parsed, ParseOptions, TextBuilder
-from .office import WORD_MAIN, sniff_ooxml
+from glassrag.errors import MissingExtra
+from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
+from glassrag.parsers.office import WORD_MAIN, sniff_ooxml
 
 LABEL = "Word document (.docx)"
 _HEADING_STYLE = re.compile(r"heading (\d)$", re.IGNORECASE)

@@ -1,0 +1,1 @@
+"""Answers from evidence: the extractive answerer and the citation verifier."""

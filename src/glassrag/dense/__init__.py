@@ -1,0 +1,1 @@
+"""Embedders and the glue between stored embeddings and the vector index."""

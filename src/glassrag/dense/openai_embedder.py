@@ -1,0 +1,176 @@
+"""Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint over plain HTTP.
+
+OpenAI, Ollama, vLLM, TEI and llama.cpp all speak this shape. Only the standard library is
+used (urllib): no SDK is needed for one POST, and the dense extra stays small. Transient
+failures (HTTP 429, 5xx, connection errors, timeouts) are retried a bounded number of times;
+every error names the endpoint and the HTTP status, never the API key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import numpy as np
+
+from glassrag.dense.embedders import BaseEmbedder, EmbeddingError, check_prefixes, prefixed_name
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RETRY_AFTER_CAP = 30.0  # seconds; a server asking for more is treated as down
+
+
+class OpenAIEmbedder(BaseEmbedder):
+    """``openai:MODEL``. ``dimensions`` is sent to the server (text-embedding-3 truncation);
+    ``dim`` only declares what to expect. Without either, the first response sets it.
+
+    ``query_prefix`` / ``passage_prefix`` are prepended before sending, for an asymmetric
+    model (E5, BGE…) behind a server that does not add its instructions itself."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        batch_size: int = 64,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        dimensions: int | None = None,
+        dim: int | None = None,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+    ) -> None:
+        if batch_size < 1 or max_retries < 0 or timeout <= 0:
+            raise ValueError("batch_size >= 1, max_retries >= 0 and timeout > 0 are required")
+        check_prefixes(query_prefix, passage_prefix)
+        self.model = model
+        self.name = prefixed_name(f"openai:{model}", query_prefix, passage_prefix)
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+        self.endpoint = self.base_url.rstrip("/") + "/embeddings"
+        self.api_key_env = api_key_env
+        self.batch_size = batch_size
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self.dimensions = dimensions
+        self._dim = dimensions or dim
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            # Learn it the only way the API offers: embed something once.
+            self._request(["dimension probe"])
+        assert self._dim is not None
+        return self._dim
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        return self._request([self.passage_prefix + text for text in texts])
+
+    def _embed_query_batch(self, texts: list[str]) -> np.ndarray:
+        return self._request([self.query_prefix + text for text in texts])
+
+    def _request(self, texts: list[str]) -> np.ndarray:
+        body: dict[str, Any] = {"model": self.model, "input": texts}
+        if self.dimensions:
+            body["dimensions"] = self.dimensions
+        reply = self._post(body)
+        vectors = self._parse(reply, len(texts))
+        if self._dim is None:
+            self._dim = int(vectors.shape[1])
+        return vectors
+
+    # -- HTTP ---------------------------------------------------------------------------
+    def _post(self, body: dict[str, Any]) -> Any:
+        data = json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.api_key_env)
+        if key:  # local servers (Ollama, vLLM) usually need none
+            headers["Authorization"] = f"Bearer {key}"
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            request = urllib.request.Request(self.endpoint, data=data, headers=headers,
+                                             method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    raw = response.read()
+            except urllib.error.HTTPError as exc:
+                detail = _excerpt(exc.read())
+                retryable = exc.code == 429 or exc.code >= 500
+                if retryable and attempt < attempts:
+                    self._sleep(attempt, exc.headers.get("Retry-After"))
+                    continue
+                raise EmbeddingError(
+                    f"{self.endpoint}: HTTP {exc.code} for model {self.model!r}"
+                    f"{_tries(attempt)}: {detail}{self._hint(exc.code)}",
+                    endpoint=self.endpoint, http_status=exc.code,
+                ) from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+                if attempt < attempts:
+                    self._sleep(attempt, None)
+                    continue
+                reason = getattr(exc, "reason", exc)
+                raise EmbeddingError(
+                    f"{self.endpoint}: unreachable{_tries(attempt)}: {reason}",
+                    endpoint=self.endpoint,
+                ) from None
+            try:
+                return json.loads(raw)
+            except ValueError:
+                raise EmbeddingError(
+                    f"{self.endpoint}: the reply is not JSON: {_excerpt(raw)}",
+                    endpoint=self.endpoint,
+                ) from None
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _sleep(self, attempt: int, retry_after: str | None) -> None:
+        delay = self.backoff * 2 ** (attempt - 1)
+        if retry_after:
+            # An HTTP-date Retry-After is ignored; the exponential delay is good enough.
+            with contextlib.suppress(ValueError):
+                delay = min(float(retry_after), RETRY_AFTER_CAP)
+        if delay > 0:
+            time.sleep(delay)
+
+    def _hint(self, status: int) -> str:
+        if status in (401, 403):
+            return f" (is ${self.api_key_env} set to a valid key?)"
+        if status == 404:
+            return " (is base_url right? it should end in /v1)"
+        return ""
+
+    def _parse(self, reply: Any, count: int) -> np.ndarray:
+        try:
+            items = reply["data"]
+            if len(items) != count:
+                raise EmbeddingError(
+                    f"{self.endpoint}: asked for {count} embeddings, got {len(items)}",
+                    endpoint=self.endpoint,
+                )
+            if all("index" in item for item in items):
+                items = sorted(items, key=lambda item: item["index"])
+            return np.asarray([item["embedding"] for item in items], dtype=np.float32)
+        except EmbeddingError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            # ValueError here is numpy refusing vectors of different lengths or non-numbers.
+            raise EmbeddingError(
+                f"{self.endpoint}: unexpected reply shape ({type(exc).__name__}: {exc}): "
+                f"{_excerpt(json.dumps(reply)[:400].encode())}",
+                endpoint=self.endpoint,
+            ) from None
+
+
+def _tries(attempt: int) -> str:
+    return f" after {attempt} attempts" if attempt > 1 else ""
+
+
+def _excerpt(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip().replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "…"

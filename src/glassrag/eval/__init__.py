@@ -1,0 +1,1 @@
+"""Evaluation: behavioural cases, QA and BEIR benchmarks, metrics, the demo."""

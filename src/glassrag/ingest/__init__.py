@@ -1,0 +1,1 @@
+"""Files to stored documents: discovery, roles rules, chunking, the ingest run."""

@@ -1,0 +1,180 @@
+"""Find the input files under the paths given to ``ingest``.
+
+Discovery only decides *which* files to look at; whether a file can be read is the readers'
+business (unsupported types come back from them as failures, so nothing is skipped silently).
+Every problem with a path becomes a :class:`FailedInput` and the walk goes on.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from functools import lru_cache
+from pathlib import Path
+
+from glassrag.records import FailedInput
+
+__all__ = ["discover", "glob_match"]
+
+
+@lru_cache(maxsize=512)
+def _compile_glob(pattern: str) -> re.Pattern[str]:
+    """Translate a glob into a regex: ``*``/``?`` stay inside one path segment, ``**`` crosses."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern.startswith("**", i):
+            i += 2
+            if i < n and pattern[i] == "/":
+                # "**/" also matches zero directories, so "**/*.md" matches "a.md".
+                out.append("(?:.*/)?")
+                i += 1
+            else:
+                out.append(".*")
+            continue
+        c = pattern[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "]") else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_match(pattern: str, relpath: str) -> bool:
+    """Whether a posix relative path matches a glob.
+
+    ``*`` and ``?`` never cross ``/``; ``**`` matches across directories and ``**/`` may match
+    no directory at all, so ``"**/*.md"`` matches ``"a.md"`` and ``"drafts/**"`` matches
+    everything under ``drafts/``. Matching is case-sensitive, as on a posix filesystem.
+    """
+    relpath = relpath.replace("\\", "/").removeprefix("./")
+    return _compile_glob(pattern).match(relpath) is not None
+
+
+def _wanted(relpath: str, include: list[str] | None, exclude: list[str] | None) -> bool:
+    # An empty include list means "everything", matching the settings file's default of [].
+    if include and not any(glob_match(p, relpath) for p in include):
+        return False
+    return not (exclude and any(glob_match(p, relpath) for p in exclude))
+
+
+def _stat_error(path: Path, exc: OSError) -> FailedInput:
+    if exc.errno == errno.ELOOP:
+        return FailedInput(str(path), "symlink loop: the link resolves to itself")
+    if isinstance(exc, FileNotFoundError):
+        if os.path.islink(path):
+            return FailedInput(str(path), "no such file or directory (broken symlink)")
+        return FailedInput(str(path), "no such file or directory")
+    if isinstance(exc, PermissionError):
+        return FailedInput(str(path), "permission denied")
+    return FailedInput(str(path), f"cannot access: {exc.strerror or exc}")
+
+
+class _Walker:
+    """One ``discover`` call: collects files, failures, and what it has already visited."""
+
+    def __init__(self, include: list[str] | None, exclude: list[str] | None) -> None:
+        self.include = include
+        self.exclude = exclude
+        self.files: list[tuple[Path, Path]] = []
+        self.failed: list[FailedInput] = []
+        # Real paths of files already returned: the same file reached twice (two arguments,
+        # two symlinks) would otherwise be ingested twice under two doc_ids.
+        self._seen_files: set[str] = set()
+        # Directories already walked, by (device, inode): a second symlink to a directory
+        # that is not an ancestor is not a loop, but walking it again only yields duplicates.
+        self._seen_dirs: set[tuple[int, int]] = set()
+
+    def add_file(self, path: Path, root: Path) -> None:
+        real = os.path.realpath(path)
+        if real not in self._seen_files:
+            self._seen_files.add(real)
+            self.files.append((path, root))
+
+    def walk(self, directory: Path, root: Path, ancestors: dict[tuple[int, int], Path]) -> None:
+        try:
+            with os.scandir(directory) as it:
+                names = sorted(entry.name for entry in it)
+        except PermissionError:
+            self.failed.append(FailedInput(str(directory), "permission denied: cannot list"))
+            return
+        except OSError as exc:
+            self.failed.append(_stat_error(directory, exc))
+            return
+        for name in names:
+            if name.startswith("."):
+                continue  # .git, .glassrag, editor droppings: never knowledge-base content
+            path = directory / name
+            try:
+                st = os.stat(path)  # follows symlinks on purpose
+            except OSError as exc:
+                self.failed.append(_stat_error(path, exc))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                self.enter(path, root, st, ancestors)
+            elif stat.S_ISREG(st.st_mode):
+                relpath = path.relative_to(root).as_posix()
+                if _wanted(relpath, self.include, self.exclude):
+                    self.add_file(path, root)
+            # Sockets, FIFOs and devices inside a tree are not documents; skip them quietly.
+
+    def enter(
+        self, path: Path, root: Path, st: os.stat_result, ancestors: dict[tuple[int, int], Path]
+    ) -> None:
+        key = (st.st_dev, st.st_ino)
+        if key in ancestors:
+            self.failed.append(
+                FailedInput(str(path), f"symlink loop: leads back to {ancestors[key]}")
+            )
+            return
+        if key in self._seen_dirs:
+            return
+        self._seen_dirs.add(key)
+        self.walk(path, root, {**ancestors, key: path})
+
+
+def discover(
+    paths: list[Path],
+    *,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+) -> tuple[list[tuple[Path, Path]], list[FailedInput]]:
+    """Expand files and directories into ``(file, root)`` pairs, plus per-path failures.
+
+    Directories are walked recursively in sorted order, following symlinks (a link back to
+    an ancestor is reported once as a symlink loop); entries whose name starts with ``.``
+    are skipped. ``root`` is the directory argument a file was found under, or the parent of
+    a file argument, so callers can form the path relative to it. ``include``/``exclude``
+    are globs (see :func:`glob_match`) on that relative path; a file named explicitly is
+    taken whatever ``include`` says, but ``exclude`` still applies. Each file is returned at
+    most once, for the first argument that reached it.
+    """
+    walker = _Walker(include, exclude)
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            walker.failed.append(_stat_error(path, exc))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            walker.enter(path, path, st, {})
+        elif _wanted(path.name, None, exclude):
+            # Anything else named explicitly (even a FIFO) goes to the readers, which say
+            # exactly why it cannot be read instead of dropping it without a word.
+            walker.add_file(path, path.parent)
+    return walker.files, walker.failed

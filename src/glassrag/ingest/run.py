@@ -1,0 +1,342 @@
+"""Ingest: files -> SourceDocuments -> chunks and tokens -> SQLite (the index follows).
+
+Incremental by fingerprint: a document whose text, metadata, roles and chunking settings are
+unchanged costs a hash and nothing more. A changed document is re-chunked and replaces its
+old chunks in one transaction. Every bad file or record becomes one entry in
+``IngestReport.failed``; the rest of the batch goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from glassrag.errors import GlassragError, InvalidInput
+from glassrag.faults import crash_point
+from glassrag.ingest.chunking import ChunkOptions, chunk_text
+from glassrag.ingest.discovery import discover
+from glassrag.ingest.roles_rules import RolesRules
+from glassrag.parsers import ParseOptions
+from glassrag.parsers.readers import read_file
+from glassrag.records import Document, FailedInput, IngestReport, SourceDocument
+from glassrag.settings import Settings
+from glassrag.store.database import NewDocument, Store
+from glassrag.text.analysis import analyze
+
+# Part of every fingerprint: bump when analysis or chunking output changes for the same input,
+# so the next ingest re-processes everything.
+PIPELINE_VERSION = "1"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    roles: tuple[str, ...] = ()
+    chunker: str | None = None
+    prune: bool = False
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+
+_OPTION_KEYS: dict[ChunkOptions, str] = {}
+
+
+def _options_key(options: ChunkOptions) -> str:
+    # repr() of a dataclass is slow enough to show up per document; options rarely vary.
+    key = _OPTION_KEYS.get(options)
+    if key is None:
+        key = _OPTION_KEYS[options] = repr(options)
+    return key
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _chunk_options(settings: Settings) -> ChunkOptions:
+    c = settings.chunking
+    return ChunkOptions(
+        max_chars=c.max_chars, sentences_per_chunk=c.sentences_per_chunk,
+        size=c.size, overlap=c.overlap,
+    )
+
+
+def _fingerprint(doc: SourceDocument, roles: Sequence[str], chunker: str, options: str,
+                 text_hash: str) -> str:
+    """Everything that decides a document's stored chunks and tokens, hashed."""
+    parts = [PIPELINE_VERSION, text_hash, doc.source, doc.title, ",".join(sorted(roles)),
+             chunker, options, str(doc.line_offset), doc.parser]
+    # JSON only when present: most documents have neither, and dumps is the costly part.
+    if doc.metadata:
+        parts.append(json.dumps(doc.metadata, ensure_ascii=False, sort_keys=True, default=str))
+    if doc.positions:
+        parts.append(json.dumps({k: list(v) for k, v in sorted(doc.positions.items())}))
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cycle collector for the duration of an ingest.
+
+    Ingest allocates millions of short-lived, acyclic objects (records, token lists), which
+    refcounting frees; the generational collector only re-scans them. Pausing it measured
+    ~10% less CPU per ingest.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def run_ingest(
+    store: Store,
+    paths: Sequence[str | Path],
+    settings: Settings,
+    rules: RolesRules,
+    options: IngestOptions,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Ingest ``paths`` into ``store`` (the caller then lets the indexes catch up)."""
+    with _collector_paused():
+        return _run_ingest(store, paths, settings, rules, options, progress)
+
+
+def _run_ingest(
+    store: Store,
+    paths: Sequence[str | Path],
+    settings: Settings,
+    rules: RolesRules,
+    options: IngestOptions,
+    progress: Progress | None,
+) -> IngestReport:
+    started = time.perf_counter()
+    report = IngestReport()
+    if options.chunker is not None:
+        from glassrag.ingest.chunking import CHUNKERS
+
+        if options.chunker not in CHUNKERS:
+            raise InvalidInput(
+                f"unknown chunker {options.chunker!r}; choose one of {', '.join(CHUNKERS)}",
+                field="chunker",
+            )
+    include = list(options.include or settings.ingest.include) or None
+    exclude = list(options.exclude or settings.ingest.exclude) or None
+    files, failures = discover([Path(p) for p in paths], include=include, exclude=exclude)
+    report.failed.extend(failures)
+    chunk_options = _chunk_options(settings)
+    known = store.fingerprints()
+    seen: dict[str, str] = {}  # doc_id -> path it came from in this run
+    read_ok: set[str] = set()  # files read without a file-level failure
+    pending: list[NewDocument] = []
+    pending_files: list[tuple[str, str | None, str, list[str]]] = []
+
+    def flush() -> None:
+        if not pending and not pending_files:
+            return
+        store.begin()
+        try:
+            store.write_documents(pending, known)
+            # A file's record is written in the same transaction as (or after) its last
+            # document, so a crash can never leave a file marked done with documents lost.
+            store.write_files(pending_files)
+            crash_point("ingest.before_commit")
+            store.commit()
+        except BaseException:
+            store.rollback()
+            raise
+        pending.clear()
+        pending_files.clear()
+        crash_point("ingest.after_commit")
+
+    base_key = _settings_key(settings, options, chunk_options)
+    parse_options = ParseOptions(csv_template=settings.ingest.csv_template or None,
+                                 html_extractor=settings.ingest.html_extractor)
+    for number, (file, root) in enumerate(files, start=1):
+        relpath = _relpath(file, root)
+        resolved = str(file.resolve())
+        file_key = hashlib.sha256(
+            (base_key + "\x1f" + ",".join(rules.roles_for(relpath) or ())).encode()
+        ).hexdigest()
+        digest = _file_digest(file, settings.ingest.max_file_bytes)
+        skipped = _skip_unchanged(store, resolved, digest, file_key, known, seen)
+        if skipped is not None:
+            report.unchanged += len(skipped)
+            seen.update(dict.fromkeys(skipped, str(file)))
+            read_ok.add(resolved)
+            if progress is not None:
+                progress(number, len(files))
+            continue
+        result = read_file(file, root=root, max_bytes=settings.ingest.max_file_bytes,
+                           parse_options=parse_options)
+        report.failed.extend(result.errors)
+        for parser in {doc.parser for doc in result.documents}:
+            report.parsers.setdefault(parser, {"files": 0, "chunks": 0})["files"] += 1
+        failed_before = len(report.failed)
+        if not result.errors:
+            # Only a cleanly read file may have its vanished records pruned: a broken line
+            # could be the record that is "missing".
+            read_ok.add(resolved)
+        produced: list[str] = []
+        for doc in result.documents:
+            if doc.doc_id in seen:
+                report.failed.append(FailedInput(
+                    str(file),
+                    f"doc_id {doc.doc_id!r} was already ingested from {seen[doc.doc_id]} "
+                    "in this run; doc_ids must be unique",
+                ))
+                continue
+            seen[doc.doc_id] = str(file)
+            produced.append(doc.doc_id)
+            try:
+                new = _prepare(doc, relpath, settings, rules, options, chunk_options, known)
+            except GlassragError as exc:
+                report.failed.append(FailedInput(str(file), f"{doc.doc_id}: {exc.message}"))
+                continue
+            if new is None:
+                report.unchanged += 1
+                continue
+            if new.document.doc_id in known:
+                report.updated += 1
+            else:
+                report.added += 1
+            report.chunks += len(new.spans)
+            report.parsers[doc.parser]["chunks"] += len(new.spans)
+            pending.append(new)
+            if len(pending) >= settings.ingest.batch_size:
+                flush()
+        clean = not result.errors and len(report.failed) == failed_before
+        pending_files.append((resolved, digest if clean else None, file_key, produced))
+        if progress is not None:
+            progress(number, len(files))
+    flush()
+    if options.prune:
+        report.deleted = _prune(store, files, paths, seen, read_ok)
+    report.took_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def _settings_key(settings: Settings, options: IngestOptions, chunk_options: ChunkOptions) -> str:
+    """Everything besides a file's bytes and its roles rule that decides its documents."""
+    return "\x1f".join([
+        PIPELINE_VERSION, repr(chunk_options), settings.chunking.model_dump_json(),
+        ",".join(settings.ingest.default_roles), ",".join(options.roles),
+        options.chunker or "", settings.ingest.csv_template, settings.ingest.html_extractor,
+    ])
+
+
+def _file_digest(file: Path, max_bytes: int) -> str | None:
+    """sha256 of the file's bytes, or None when it cannot (or should not) be read here."""
+    try:
+        if not file.is_file() or file.stat().st_size > max_bytes:
+            return None
+        return hashlib.sha256(file.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _skip_unchanged(store: Store, path: str, digest: str | None, file_key: str,
+                    known: dict[str, tuple[str, int, str | None, str]],
+                    seen: dict[str, str]) -> list[str] | None:
+    """The doc_ids of a file whose bytes and settings match its last clean ingest, else None.
+
+    Skipping means no parsing, chunking or analysis at all, which is what makes re-ingesting
+    an unchanged corpus cheap. Any doubt (a document since removed, a doc_id also produced by
+    another file in this run) means the file is processed normally.
+    """
+    if digest is None:
+        return None
+    record = store.file_record(path)
+    if record is None or record[0] != digest or record[1] != file_key:
+        return None
+    doc_ids = record[2]
+    if any(d not in known or known[d][2] != path or d in seen for d in doc_ids):
+        return None
+    return doc_ids
+
+
+def _relpath(file: Path, root: Path) -> str:
+    # The path as discovered (not symlink-resolved): roles.toml globs are written against
+    # the tree a person sees.
+    for candidate, base in ((file, root), (file.resolve(), root.resolve())):
+        try:
+            return candidate.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return file.name
+
+
+def _prepare(
+    doc: SourceDocument, relpath: str, settings: Settings, rules: RolesRules,
+    options: IngestOptions, chunk_options: ChunkOptions,
+    known: dict[str, tuple[str, int, str | None, str]],
+) -> NewDocument | None:
+    """Chunk and analyse one document, or return None when nothing about it changed."""
+    roles = (
+        doc.roles
+        or rules.roles_for(relpath)
+        or options.roles
+        or tuple(settings.ingest.default_roles)
+    )
+    chunker = options.chunker or doc.chunker or settings.chunker_for(doc.parser)
+    text_hash = content_hash(doc.text)
+    fingerprint = _fingerprint(doc, roles, chunker, _options_key(chunk_options), text_hash)
+    previous = known.get(doc.doc_id)
+    if previous is not None and previous[0] == fingerprint and previous[2] == doc.path:
+        return None
+    spans = chunk_text(doc.text, chunker, line_offset=doc.line_offset, options=chunk_options)
+    if not spans:
+        raise InvalidInput("no text to index after chunking (the document is blank)")
+    # The title is indexed with every chunk (as seed 000 scores title + text): a chunk deep
+    # in a document is still about what the document is called.
+    title_tokens = analyze(doc.title) if doc.title else []
+    tokens = [title_tokens + analyze(span.text) for span in spans]
+    version = 1
+    if previous is not None:
+        version = previous[1] if previous[3] == text_hash else previous[1] + 1
+    document = Document(
+        doc_id=doc.doc_id, source=doc.source, title=doc.title, roles=tuple(sorted(set(roles))),
+        content_hash=text_hash, version=version, parser=doc.parser, chunker=chunker,
+        chunk_count=len(spans), path=doc.path, encoding=doc.encoding,
+        line_offset=doc.line_offset, metadata=dict(doc.metadata),
+    )
+    return NewDocument(document=document, text=doc.text, fingerprint=fingerprint,
+                       spans=spans, tokens=tokens, positions=dict(doc.positions))
+
+
+def _prune(store: Store, files: Sequence[tuple[Path, Path]], paths: Sequence[str | Path],
+           seen: dict[str, str], read_ok: set[str]) -> int:
+    """Delete documents that came from under ``paths`` and were not produced this run.
+
+    A document is only pruned when its file is gone or was read cleanly without it (a record
+    removed from a JSONL file); a file that failed to read keeps its documents.
+    """
+    roots = [Path(p).resolve() for p in paths]
+    doomed = []
+    for doc in store.documents():
+        if doc.doc_id in seen or not doc.path:
+            continue
+        path = Path(doc.path)
+        if not any(path == r or r in path.parents for r in roots):
+            continue
+        if not path.exists() or str(path) in read_ok:
+            doomed.append(doc.doc_id)
+    if doomed:
+        store.begin()
+        try:
+            for doc_id in doomed:
+                store.delete_document(doc_id)
+            store.commit()
+        except BaseException:
+            store.rollback()
+            raise
+    return len(doomed)

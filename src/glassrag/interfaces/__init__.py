@@ -1,0 +1,1 @@
+"""The CLI, HTTP API (with the web page) and MCP server over the Python API."""

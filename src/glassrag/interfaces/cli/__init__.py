@@ -1,0 +1,1 @@
+"""The `glassrag` command: a thin layer over the Python API."""

@@ -1,0 +1,1 @@
+"""OpenAI-compatible model client, endpoint profiles and request bodies."""

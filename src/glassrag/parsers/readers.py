@@ -1,0 +1,411 @@
+"""Turn input files into :class:`SourceDocument` records.
+
+Readers never raise for bad content: each problem becomes a :class:`FailedInput` naming the
+file (and ``:LINE`` for a JSONL line or a ``[doc:…]`` section) and whatever is sound in the
+file is still returned. Text keeps the file's own lines, so chunk line numbers can point
+back into the original file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from charset_normalizer import from_bytes
+
+from glassrag.errors import GlassragError, InputFileError
+from glassrag.parsers import PARSERS, ParseOptions, parse_bytes, parser_for
+from glassrag.records import FailedInput, SourceDocument
+
+__all__ = [
+    "SUPPORTED_SUFFIXES", "ReadResult", "decode_bytes", "is_supported", "normalize_text",
+    "read_file",
+]
+
+TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".jsonl")
+# Text formats first, then what the parsers registry reads (PDF, Word, HTML, ...).
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES + tuple(s for p in PARSERS for s in p.suffixes)
+
+# Types people will try first get a message that says what to do instead.
+_NOT_YET = {
+    ".doc": "Word (.doc)", ".ppt": "PowerPoint (.ppt)", ".xlsx": "Excel", ".rtf": "RTF",
+    ".epub": "EPUB",
+}
+
+_BOMS = (  # UTF-32 first: its little-endian BOM begins with the UTF-16 one.
+    (b"\xff\xfe\x00\x00", "utf-32", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32", "utf-32"),
+    (b"\xef\xbb\xbf", "utf-8-sig", "utf-8-sig"),
+    (b"\xff\xfe", "utf-16", "utf-16"),
+    (b"\xfe\xff", "utf-16", "utf-16"),
+)
+_CJK_CODECS = ("gb18030", "cp932")  # gb18030 covers GBK/GB2312; cp932 covers Shift_JIS
+_BINARY_SNIFF = 8192
+_RARITY_SAMPLE = 20_000
+_MAX_RARITY = 0.5  # real prose, even traditional Chinese read as GBK, stays far below this
+# What a wrong legacy codec produces from stray bytes (cp932 maps 0x80 and 0xFD-0xFF to C1
+# controls and private-use code points): such a decoding is not "clean", whatever it says.
+_UNCLEAN = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
+_SECTION_RE = re.compile(r"^\[doc:([^\]\s]+)\]\s*$")
+_HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+@dataclass
+class ReadResult:
+    """The documents read from one file and the problems found in it."""
+
+    documents: list[SourceDocument] = field(default_factory=list)
+    errors: list[FailedInput] = field(default_factory=list)
+
+
+@dataclass
+class _Ctx:
+    display: str  # the path as the caller gave it, for error messages
+    relpath: str  # posix path relative to the ingest root: default doc_id and source
+    abspath: str
+    encoding: str | None = "utf-8"
+
+    def fail(self, message: str, line: int | None = None) -> FailedInput:
+        return FailedInput(self.display if line is None else f"{self.display}:{line}", message)
+
+    def doc(self, text: str, **fields: Any) -> SourceDocument:
+        fields = {"doc_id": self.relpath, "source": self.relpath, **fields}
+        return SourceDocument(text=text, path=self.abspath, encoding=self.encoding, **fields)
+
+
+def is_supported(path: Path) -> bool:
+    """Whether a reader exists for this file's suffix (case-insensitive)."""
+    return path.suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def normalize_text(text: str) -> str:
+    """Make CRLF and lone CR into ``\\n`` and drop a leading BOM; nothing else changes."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _is_common(ch: str) -> bool:
+    """Whether a character belongs to everyday Chinese (GB2312) or Japanese (JIS level 1)."""
+    try:
+        ch.encode("gb2312")
+        return True
+    except UnicodeEncodeError:
+        pass
+    try:
+        return ch.encode("shift_jis") <= b"\x98\x72"  # JIS X 0208 level 1 ends at 0x9872
+    except UnicodeEncodeError:
+        return False
+
+
+def _rarity(text: str) -> float:
+    """Share of rare characters among the non-ASCII ones in a sample.
+
+    A wrong CJK codec still "succeeds", but into rare ideographs (Shift_JIS read as GBK,
+    Latin-1 read as GB18030), so rarity tells a real decoding from mojibake.
+    """
+    wide = [ch for ch in text[:_RARITY_SAMPLE] if not ch.isascii()]
+    return sum(1 for ch in wide if not _is_common(ch)) / len(wide) if wide else 0.0
+
+
+def decode_bytes(raw: bytes) -> tuple[str, str]:
+    """Decode file bytes, returning ``(text, encoding)``; raise InputFileError if impossible.
+
+    Order: a BOM (``utf-8-sig``, ``utf-16``, ``utf-32``), then strict UTF-8, then the Chinese
+    and Japanese legacy codecs (gb18030, cp932) ranked by charset-normalizer and by how
+    few rare characters each decoding produces. NUL bytes in the first 8 KiB of non-UTF-16/32
+    content mean a binary file. The returned text still has the file's own newlines.
+    """
+    for bom, codec, name in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(codec).removeprefix("\ufeff"), name
+            except UnicodeDecodeError as exc:
+                raise InputFileError(f"not valid {name} despite its BOM: {exc.reason}") from exc
+    if b"\x00" in raw[:_BINARY_SNIFF]:
+        raise InputFileError("binary file (NUL bytes in the first 8 KiB)")
+    try:
+        return raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError as exc:
+        utf8_error = exc
+    detected = from_bytes(raw, cp_isolation=list(_CJK_CODECS))
+    detector_rank = {match.encoding: rank for rank, match in enumerate(detected)}
+    options: list[tuple[float, int, str, str]] = []
+    for codec in _CJK_CODECS:
+        try:
+            text = raw.decode(codec)  # strict: a lossy decode is never "clean"
+        except UnicodeDecodeError:
+            continue
+        if _UNCLEAN.search(text) or (rarity := _rarity(text)) > _MAX_RARITY:
+            continue
+        options.append((rarity, detector_rank.get(codec, len(_CJK_CODECS)), codec, text))
+    if not options:
+        raise InputFileError(
+            f"cannot decode: not UTF-8 (invalid byte at offset {utf8_error.start}), "
+            "nor GB18030 or Shift_JIS; save the file as UTF-8"
+        )
+    _, _, codec, text = min(options)
+    return text, codec
+
+
+def _unsupported_message(suffix: str) -> str:
+    supported = ", ".join(SUPPORTED_SUFFIXES)
+    if suffix in _NOT_YET:
+        return (
+            f"{_NOT_YET[suffix]} parsing is not built in yet; convert the file to one of the "
+            f"supported types ({supported})"
+        )
+    kind = f"'{suffix}'" if suffix else "(no suffix)"
+    return f"unsupported file type {kind}; supported: {supported}"
+
+
+def read_file(
+    path: Path, *, root: Path | None = None, max_bytes: int = 20_000_000,
+    parse_options: ParseOptions | None = None,
+) -> ReadResult:
+    """Read one input file into documents plus per-file or per-line failures.
+
+    ``root`` is the directory the file was found under; the path relative to it (posix) is
+    the default ``doc_id`` and ``source``. Files over ``max_bytes`` are refused before any
+    byte is read. PDF, Word, PowerPoint, HTML, e-mail and CSV/TSV files go to the
+    :mod:`glassrag.parsers` registry (``parse_options`` tunes them). Never raises for a bad
+    file: every problem is in ``ReadResult.errors``.
+    """
+    absolute = Path(os.path.abspath(path))
+    base = Path(os.path.abspath(root)) if root is not None else absolute.parent
+    try:
+        relpath = absolute.relative_to(base).as_posix()
+    except ValueError:
+        relpath = absolute.name
+    # doc.path is the real path (symlinks resolved): the stable identity of the file.
+    ctx = _Ctx(display=str(path), relpath=relpath, abspath=os.path.realpath(path))
+    result = ReadResult()
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        result.errors.append(ctx.fail(_unsupported_message(suffix)))
+        return result
+    parser = parser_for(suffix)
+    try:
+        raw = _read_bytes(path, max_bytes)
+        if parser is not None:
+            parsed = parse_bytes(parser, raw, path.stem, parse_options or ParseOptions())
+            ctx.encoding = parsed.encoding
+            result.documents.append(ctx.doc(
+                parsed.text, title=parsed.title, parser=parser.name,
+                metadata=parsed.metadata, positions=parsed.positions,
+                line_offset=parsed.line_offset,
+            ))
+            return result
+        text, ctx.encoding = decode_bytes(raw)
+    except GlassragError as exc:  # InputFileError, MissingExtra, a bad csv_template
+        result.errors.append(ctx.fail(exc.message))
+        return result
+    text = normalize_text(text)
+    if (nul := text.find("\x00")) >= 0:
+        line = text.count("\n", 0, nul) + 1
+        result.errors.append(ctx.fail(f"NUL character at line {line}: not a text file"))
+        return result
+    if not text.strip():
+        result.errors.append(ctx.fail("empty file (only whitespace)"))
+        return result
+    if suffix == ".jsonl":
+        _read_jsonl(text, ctx, result)
+    elif suffix == ".txt":
+        _read_text(text, path.stem, ctx, result)
+    else:
+        _read_markdown(text, path.stem, ctx, result)
+    return result
+
+
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
+    """Read a regular file's bytes, refusing empty, oversize and special files."""
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputFileError("is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            # Opening a FIFO would block forever; devices could be endless.
+            raise InputFileError("not a regular file (FIFO, socket or device)")
+        if st.st_size == 0:
+            raise InputFileError("empty file")
+        if st.st_size > max_bytes:
+            raise InputFileError(
+                f"file is {st.st_size:,} bytes, over the {max_bytes:,}-byte cap; the cap is "
+                "configurable ([ingest] max_file_bytes in glassrag.toml)"
+            )
+        with open(path, "rb") as fh:
+            # Read one byte past the cap: the file may have grown since stat(). Ask for no
+            # more than the file's size needs first: read(n) allocates n bytes up front.
+            first = min(max_bytes, st.st_size + 65536) + 1
+            raw = fh.read(first)
+            if len(raw) == first <= max_bytes:  # it grew a lot since stat(): read on
+                raw += fh.read(max_bytes + 1 - len(raw))
+    except PermissionError as exc:
+        raise InputFileError("permission denied") from exc
+    except FileNotFoundError as exc:
+        raise InputFileError("no such file or directory") from exc
+    except OSError as exc:
+        raise InputFileError(f"cannot read: {exc.strerror or exc}") from exc
+    if len(raw) > max_bytes:
+        raise InputFileError(f"file grew past the {max_bytes:,}-byte cap while being read")
+    if not raw:
+        raise InputFileError("empty file")
+    return raw
+
+
+def _read_text(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
+    lines = text.split("\n")
+    first = next((line for line in lines if line.strip()), "")
+    if not _SECTION_RE.match(first):
+        result.documents.append(ctx.doc(text, title=stem, parser="text"))
+        return
+    headers = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _SECTION_RE.match(line))]
+    seen: dict[str, int] = {}
+    for n, (index, name) in enumerate(headers):
+        lineno = index + 1
+        if name in seen:
+            result.errors.append(
+                ctx.fail(f"duplicate section [doc:{name}] (first at line {seen[name]})", lineno)
+            )
+            continue
+        seen[name] = lineno
+        end = headers[n + 1][0] if n + 1 < len(headers) else len(lines)
+        body = lines[index + 1 : end]
+        while body and not body[-1].strip():
+            body.pop()  # the blank lines that separate sections belong to no section
+        if not body:
+            result.errors.append(ctx.fail(f"section [doc:{name}] has no text", lineno))
+            continue
+        result.documents.append(
+            ctx.doc(
+                "\n".join(body), doc_id=name, title=name, source=f"{ctx.relpath}#{name}",
+                parser="sectioned", line_offset=lineno,
+            )
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    # YAML turns unquoted dates into date objects; metadata must survive JSON round trips.
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _take_fields(data: dict[str, Any], csv_roles: bool) -> dict[str, Any]:
+    """Pop the SourceDocument fields out of ``data``, checked; ValueError names a bad one."""
+    fields: dict[str, Any] = {}
+    for key in ("doc_id", "title", "source", "chunker"):
+        value = data.pop(key, None)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"'{key}' must be a non-empty string")
+        if value is not None:
+            fields[key] = value.strip()
+    roles = data.pop("roles", None)
+    if csv_roles and isinstance(roles, str):
+        roles = roles.split(",")
+    if roles is not None:
+        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            hint = " or a comma-separated string" if csv_roles else ""
+            raise ValueError(f"'roles' must be a list of strings{hint}")
+        fields["roles"] = tuple(dict.fromkeys(r.strip() for r in roles if r.strip()))
+    return fields
+
+
+def _read_markdown(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
+    lines = text.split("\n")
+    meta: dict[str, Any] = {}
+    offset = 0
+    if lines[0].rstrip() == "---":
+        close = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
+        if not close:
+            result.errors.append(ctx.fail("front matter opened at line 1 is never closed by '---'"))
+            return
+        try:
+            loaded = yaml.safe_load("\n".join(lines[1:close]))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 2}" if mark is not None else ""  # file lines
+            problem = getattr(exc, "problem", None) or str(exc)
+            result.errors.append(ctx.fail(f"front matter: invalid YAML{where}: {problem}"))
+            return
+        if loaded is not None and not isinstance(loaded, dict):
+            kind = type(loaded).__name__
+            result.errors.append(ctx.fail(f"front matter must be a mapping, not {kind}"))
+            return
+        meta, offset = _jsonable(loaded or {}), close + 1
+    try:
+        fields = _take_fields(meta, csv_roles=True)
+    except ValueError as exc:
+        # The whole file fails: ingesting it with its roles dropped could expose it.
+        result.errors.append(ctx.fail(f"front matter: {exc}"))
+        return
+    body = "\n".join(lines[offset:])
+    if not body.strip():
+        result.errors.append(ctx.fail("empty document: no text after the front matter"))
+        return
+    fields.setdefault("title", _first_heading(lines[offset:]) or stem)
+    result.documents.append(
+        ctx.doc(body, parser="markdown", line_offset=offset, metadata=meta, **fields)
+    )
+
+
+def _first_heading(lines: list[str]) -> str | None:
+    in_fence = False
+    for line in lines:
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence  # a "# comment" in a code block is not a heading
+        elif not in_fence and (m := _HEADING_RE.match(line)):
+            return m.group(1).strip()
+    return None
+
+
+def _read_jsonl(text: str, ctx: _Ctx, result: ReadResult) -> None:
+    seen: dict[str, int] = {}
+    # split("\n"), not splitlines(): JSON strings may hold U+2028, which is not a line end.
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = _jsonl_record(line, ctx)
+        except ValueError as exc:
+            result.errors.append(ctx.fail(f"line {lineno}: {exc}", lineno))
+            continue
+        if doc.doc_id in seen:
+            message = f"duplicate doc_id {doc.doc_id!r} (first on line {seen[doc.doc_id]})"
+            result.errors.append(ctx.fail(f"line {lineno}: {message}", lineno))
+            continue
+        seen[doc.doc_id] = lineno
+        result.documents.append(doc)
+
+
+def _jsonl_record(line: str, ctx: _Ctx) -> SourceDocument:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON: {exc.msg} at column {exc.colno}") from exc
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    for key in ("doc_id", "text"):
+        if record.get(key) is None:
+            raise ValueError(f"missing required field '{key}'")
+    text = record.pop("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("'text' must be a non-empty string")
+    fields = _take_fields(record, csv_roles=False)
+    doc_id = fields["doc_id"]
+    metadata = record.pop("metadata", {})
+    if not isinstance(metadata, dict):
+        raise ValueError("'metadata' must be a JSON object")
+    # Other top-level keys are kept rather than dropped; metadata wins on a name clash.
+    fields = {"title": doc_id, "source": f"{ctx.relpath}#{doc_id}", **fields}
+    return ctx.doc(normalize_text(text), parser="jsonl", metadata={**record, **metadata}, **fields)

@@ -1,0 +1,1 @@
+"""Lexical, seed and fused retrieval with the role filter inside the search."""

@@ -1,0 +1,233 @@
+"""The Tantivy lexical index, derived from the SQLite change log.
+
+Tokens come from glassrag's own analyzer (stored per chunk in SQLite) and are indexed with
+Tantivy's whitespace tokenizer, so indexing and querying see identical terms. Queries are
+built as objects from analysed tokens; user text never reaches Tantivy's query parser.
+
+The index remembers the last change-log sequence it applied in ``state.json``. Replaying a
+change is idempotent (delete the document's chunks, add the current ones), so a crash
+between the Tantivy commit and the state write only means some changes are replayed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from glassrag.faults import crash_point
+from glassrag.locks import exclusive
+from glassrag.store.database import Store
+
+STATE_NAME = "state.json"
+Occur = tantivy.Occur
+# Role sets are few (a handful per knowledge base); 10,000 buckets is "all of them".
+_ROLESET_COUNTS = {"by_roleset": {"terms": {"field": "roleset", "size": 10_000}}}
+# Bump when the index layout changes; an index with another format is rebuilt.
+INDEX_FORMAT = 2
+
+
+@dataclass(frozen=True)
+class LexicalMatch:
+    rowid: int
+    score: float
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=True)
+    builder.add_text_field("doc_id", stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_unsigned_field("roleset", stored=False, fast=True, indexed=True)
+    builder.add_text_field("tokens", stored=False, tokenizer_name="whitespace", index_option="freq")
+    return builder.build()
+
+
+class LexicalIndex:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.schema = _schema()
+        state = self._read_state()
+        if state.get("format") != INDEX_FORMAT and directory.exists():
+            # Unknown or damaged layout: throw it away; it is rebuilt from SQLite.
+            shutil.rmtree(directory)
+            state = {}
+        directory.mkdir(parents=True, exist_ok=True)
+        self.index = tantivy.Index(self.schema, path=str(directory), reuse=True)
+        self.applied_seq = int(state.get("applied_seq", 0))
+        self._searcher: tantivy.Searcher | None = None
+
+    # -- state -------------------------------------------------------------------------
+    def _read_state(self) -> dict[str, int]:
+        try:
+            return json.loads((self.directory / STATE_NAME).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _write_state(self, seq: int) -> None:
+        tmp = self.directory / (STATE_NAME + ".tmp")
+        tmp.write_text(json.dumps({"format": INDEX_FORMAT, "applied_seq": seq}))
+        os.replace(tmp, self.directory / STATE_NAME)
+        self.applied_seq = seq
+
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        # One writer at a time across processes; Tantivy's own lock would raise instead.
+        return exclusive(self.directory.parent / "index.lock")
+
+    # -- maintenance ---------------------------------------------------------------------
+    def catch_up(self, store: Store) -> int:
+        """Apply every change after ``applied_seq``; return how many documents were touched."""
+        if store.last_seq() <= self.applied_seq:
+            return 0
+        with self._locked():
+            self.applied_seq = int(self._read_state().get("applied_seq", self.applied_seq))
+            changes = store.changes_since(self.applied_seq)
+            if not changes:
+                return 0
+            last = changes[-1][0]
+            touched = list(dict.fromkeys(doc_id for _, doc_id, _ in changes))
+            writer = self.index.writer(heap_size=128_000_000, num_threads=1)
+            if self.applied_seq > 0 or self.index.searcher().num_docs > 0:
+                for doc_id in touched:
+                    writer.delete_documents_by_term("doc_id", doc_id)
+            self._add_rows(writer, store.index_rows(touched))
+            crash_point("index.before_commit")
+            writer.commit()
+            writer.wait_merging_threads()
+            crash_point("index.after_commit")
+            self._write_state(last)
+            self._reload()
+            return len(touched)
+
+    def rebuild(self, store: Store) -> int:
+        """Drop every indexed chunk and index all of SQLite again; return the chunk count."""
+        with self._locked():
+            last = store.last_seq()
+            writer = self.index.writer(heap_size=128_000_000, num_threads=1)
+            writer.delete_all_documents()
+            added = self._add_rows(writer, store.index_rows())
+            writer.commit()
+            writer.wait_merging_threads()
+            self._write_state(last)
+            self._reload()
+            return added
+
+    def _add_rows(
+        self, writer: tantivy.IndexWriter, rows: Iterator[tuple[int, str, int, str]]
+    ) -> int:
+        added = 0
+        for rowid, doc_id, roleset, tokens in rows:
+            doc = tantivy.Document()
+            doc.add_unsigned("rowid", rowid)
+            doc.add_text("doc_id", doc_id)
+            doc.add_unsigned("roleset", roleset)
+            doc.add_text("tokens", tokens)
+            writer.add_document(doc)
+            added += 1
+        return added
+
+    def _reload(self) -> None:
+        self.index.reload()
+        self._searcher = None
+
+    def refresh(self) -> None:
+        """See commits made by other processes."""
+        self._reload()
+        self.applied_seq = int(self._read_state().get("applied_seq", self.applied_seq))
+
+    @property
+    def searcher(self) -> tantivy.Searcher:
+        if self._searcher is None:
+            self._searcher = self.index.searcher()
+        return self._searcher
+
+    def num_docs(self) -> int:
+        return int(self.searcher.num_docs)
+
+    # -- search --------------------------------------------------------------------------
+    def _text_query(self, terms: Sequence[str]) -> tantivy.Query:
+        return tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "tokens", term))
+                for term in terms
+            ]
+        )
+
+    def search(
+        self, terms: Sequence[str], readable: Collection[int] | None, limit: int,
+        blocked_limit: int = 0,
+    ) -> tuple[list[LexicalMatch], int, list[LexicalMatch]]:
+        """BM25 top-``limit`` among chunks whose role set is in ``readable`` (None: no
+        filter), the number of matching chunks outside it, and the best ``blocked_limit`` of
+        those (for the status decision and the audit trace only; never shown to users).
+
+        The filter is exact and applied before top-k. Tantivy's block-max pruning only works
+        on the unfiltered query, so first the best ``4 * limit`` chunks are ranked unfiltered
+        and their role sets read from a fast field: if ``limit`` readable ones are among
+        them, they are exactly the readable top-k (anything readable ranked lower scores no
+        higher). Otherwise the query runs again with the role filter as a Tantivy clause.
+        """
+        if not terms:
+            return [], 0, []
+        text = self._text_query(terms)
+        searcher = self.searcher
+        if readable is None:
+            return self._matches(searcher.search(text, limit=limit, count=False).hits), 0, []
+        fetch = max(4 * limit, 40, blocked_limit)
+        hits = searcher.search(text, limit=fetch, count=False).hits
+        sets = searcher.fast_field_values("roleset", [a for _, a in hits]) if hits else []
+        exhausted = len(hits) < fetch
+        allowed = [h for h, r in zip(hits, sets, strict=True) if r in readable]
+        outside = [h for h, r in zip(hits, sets, strict=True) if r not in readable]
+        if len(allowed) < limit and not exhausted:
+            allowed = self._filtered(text, readable, limit, Occur.Must)
+        if len(outside) < blocked_limit and not exhausted:
+            outside = self._filtered(text, readable, blocked_limit, Occur.MustNot)
+        return (self._matches(allowed[:limit]), self._blocked_count(text, readable),
+                self._matches(outside[:blocked_limit]))
+
+    def _filtered(self, text: tantivy.Query, readable: Collection[int], limit: int,
+                  occur: Occur) -> list:
+        if not readable:
+            return [] if occur == Occur.Must else self.searcher.search(text, limit=limit).hits
+        roles = tantivy.Query.term_set_query(self.schema, "roleset", sorted(readable))
+        # The role clause scores nothing (const 0), so BM25 scores stay comparable.
+        clause = tantivy.Query.const_score_query(roles, 0.0)
+        query = tantivy.Query.boolean_query([(Occur.Must, text), (occur, clause)])
+        return self.searcher.search(query, limit=limit, count=False).hits
+
+    def _blocked_count(self, text: tantivy.Query, readable: Collection[int]) -> int:
+        """Matching chunks per role set in one aggregation pass; sum the unreadable ones."""
+        result = self.searcher.aggregate(text, _ROLESET_COUNTS)
+        return sum(int(b["doc_count"]) for b in result["by_roleset"]["buckets"]
+                   if int(b["key"]) not in readable)
+
+    def _matches(self, hits: list) -> list[LexicalMatch]:
+        addresses = [addr for _, addr in hits]
+        rowids = self.searcher.fast_field_values("rowid", addresses) if addresses else []
+        return [
+            LexicalMatch(rowid=int(rowid or 0), score=float(score))
+            for (score, _), rowid in zip(hits, rowids, strict=True)
+        ]
+
+    def explain(self, terms: Sequence[str], rowid: int) -> dict[str, float]:
+        """Per-term BM25 contributions for one chunk (for ``inspect``)."""
+        contributions: dict[str, float] = {}
+        searcher = self.searcher
+        doc_query = tantivy.Query.term_query(self.schema, "rowid", rowid)
+        for term in terms:
+            query = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "tokens", term)),
+                    (tantivy.Occur.Must, tantivy.Query.const_score_query(doc_query, 0.0)),
+                ]
+            )
+            hits = searcher.search(query, limit=1, count=False).hits
+            if hits:
+                contributions[term] = float(hits[0][0])
+        return contributions

@@ -1,0 +1,268 @@
+"""Retrieval: BM25 over Tantivy, and the two seed scorers kept for reproduction.
+
+Every mode applies the principal's roles while ranking, before top-k, and returns the
+permitted hits with only a *count* of matching chunks the principal may not read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from glassrag.errors import EmptyQuery, InvalidInput
+from glassrag.records import Hit, Principal
+from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
+from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_score, validate_terms
+from glassrag.settings import DenseSettings
+from glassrag.store.database import Store
+from glassrag.text.analysis import analyze, unique_terms
+from glassrag.vectors.index import VectorMatch
+
+if TYPE_CHECKING:
+    from glassrag.dense.retriever import DenseSide
+
+MODES = ("bm25", "dense", "hybrid", "overlap", "terms")
+MAX_QUERY_CHARS = 2000
+# Settings for a single retriever's list, where no fusion applies.
+_SINGLE = DenseSettings()
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What a retriever found: permitted hits (best first) and the true blocked count.
+
+    ``blocked`` holds the best blocked candidates. It exists for the status decision and the
+    audit trace only; nothing that reaches a non-admin principal is built from it.
+    """
+
+    mode: str
+    query_terms: tuple[str, ...]
+    hits: list[Hit]
+    blocked_count: int
+    blocked: list[Hit] = field(default_factory=list)
+
+
+def check_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise EmptyQuery("the query is empty", field="query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(
+            f"the query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}",
+            field="query",
+        )
+    return query.strip()
+
+
+def retrieve(
+    store: Store,
+    lexical: LexicalIndex,
+    query: str,
+    principal: Principal,
+    top_k: int,
+    mode: str = "bm25",
+    terms: Sequence[str] | None = None,
+    blocked_limit: int = 0,
+    dense: DenseSide | None = None,
+    dense_settings: DenseSettings | None = None,
+    rerank: str = "",
+) -> Retrieval:
+    """Rank chunks for ``query`` with the principal's roles applied inside the ranking."""
+    query = check_query(query)
+    if top_k < 1:
+        raise InvalidInput("top_k must be at least 1", field="top_k")
+    if terms:
+        mode = "terms"
+    if mode in ("dense", "hybrid"):
+        if dense is None:
+            raise InvalidInput(f"mode {mode!r} needs an embedder (--embedder)", field="mode")
+        found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
+                        principal, top_k, blocked_limit, only_dense=mode == "dense")
+        return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
+                                                  else ""), top_k)
+    if mode == "bm25":
+        found = _bm25(store, lexical, query, principal, top_k, blocked_limit)
+        return _reranked(found, query, rerank, top_k)
+    if mode == "overlap":
+        return _overlap(store, query, principal, top_k, blocked_limit)
+    if mode == "terms":
+        if not terms:
+            raise InvalidInput("mode 'terms' needs explicit terms (--terms)", field="terms")
+        return _terms(store, validate_terms(list(terms)), principal, top_k, blocked_limit)
+    raise InvalidInput(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}", field="mode")
+
+
+def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
+          top_k: int, blocked_limit: int) -> Retrieval:
+    terms = unique_terms(analyze(query))
+    if not terms:
+        raise EmptyQuery(
+            "the query has no searchable terms (only stop words or punctuation)", field="query"
+        )
+    readable = readable_sets(store, principal)
+    matches, blocked_count, blocked_matches = lexical.search(
+        terms, readable, top_k, blocked_limit
+    )
+    return _hydrated(store, principal, "bm25", terms,
+                     {"bm25": (matches, blocked_count, blocked_matches)}, _SINGLE, top_k,
+                     blocked_limit)
+
+
+def readable_sets(store: Store, principal: Principal) -> set[int] | None:
+    """The role-set ids ``principal`` may read (None: an admin, no filter)."""
+    if principal.admin:
+        return None
+    return {rid for rid, roles in store.rolesets().items() if principal.can_read(roles)}
+
+
+def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: DenseSettings,
+            query: str, principal: Principal, top_k: int, blocked_limit: int,
+            only_dense: bool) -> Retrieval:
+    """Dense retrieval, or dense and BM25 fused. Both filter inside their own search.
+
+    Fusion works on row ids and scores; only the fused top-k (and the few blocked
+    candidates the status needs) are loaded from SQLite.
+    """
+    terms = unique_terms(analyze(query))
+    pool = top_k if only_dense else max(top_k, settings.candidates)
+    readable = readable_sets(store, principal)
+    dense_found = dense.search(query, readable, pool, blocked_limit,
+                               settings.min_cosine(dense.spec))
+    if only_dense:
+        return _hydrated(store, principal, "dense", terms, {"dense": dense_found}, settings,
+                         top_k, blocked_limit)
+    empty: tuple[list[LexicalMatch], int, list[LexicalMatch]] = ([], 0, [])
+    lexical_found = lexical.search(terms, readable, pool, blocked_limit) if terms else empty
+    return _hydrated(store, principal, "hybrid", terms,
+                     {"bm25": lexical_found, "dense": dense_found}, settings, top_k,
+                     blocked_limit)
+
+
+_Found = tuple[Sequence["LexicalMatch | VectorMatch"], int, Sequence["LexicalMatch | VectorMatch"]]
+
+
+def _hydrated(store: Store, principal: Principal, mode: str, terms: list[str],
+              found: dict[str, _Found], settings: DenseSettings, top_k: int,
+              blocked_limit: int) -> Retrieval:
+    """Load the best permitted and blocked candidates and re-check their roles against
+    SQLite (defence in depth: each index already filtered inside its search)."""
+    permitted = _fused_hits(store, terms, {n: f[0] for n, f in found.items()}, settings, top_k)
+    blocked = _fused_hits(store, terms, {n: f[2] for n, f in found.items()}, settings,
+                          blocked_limit)
+    # "Matching chunks the principal may not read": the larger of the retrievers' counts, a
+    # lower bound on their union (which no single index can count).
+    return Retrieval(mode, tuple(terms),
+                     [h for h in permitted if principal.can_read(h.chunk.roles)],
+                     max(f[1] for f in found.values()),
+                     [h for h in blocked if not principal.can_read(h.chunk.roles)])
+
+
+def _fused_hits(store: Store, terms: list[str],
+                lists: dict[str, Sequence[LexicalMatch | VectorMatch]],
+                settings: DenseSettings, limit: int) -> list[Hit]:
+    """Fuse ranked (rowid, score) lists, then load only the best ``limit`` chunks."""
+    from glassrag.retrieval.fusion import rrf, weighted
+
+    if limit < 1 or not any(lists.values()):
+        return []
+    scores = {name: {m.rowid: m.score for m in matches} for name, matches in lists.items()}
+    ranks = {name: {m.rowid: r for r, m in enumerate(matches, start=1)}
+             for name, matches in lists.items()}
+    if len(lists) == 1:
+        [(name, matches)] = lists.items()
+        method, fused = name, [(m.rowid, m.score) for m in matches]
+    elif settings.fusion == "weighted":
+        method = "weighted"
+        fused = weighted(scores, {"bm25": settings.bm25_weight, "dense": settings.dense_weight})
+    else:
+        method, fused = "rrf", rrf({n: [m.rowid for m in ms] for n, ms in lists.items()},
+                                   settings.rrf_k)
+    fused = fused[:limit]
+    rows = store.chunks_with_tokens([rowid for rowid, _ in fused])
+    hits = []
+    for rank, (rowid, score) in enumerate(fused, start=1):
+        row = rows.get(rowid)
+        if row is None:  # index ahead of a concurrent delete; skip, never guess
+            continue
+        chunk, tokens = row
+        present = set(tokens.split())
+        per_scores = {n: scores[n][rowid] for n in lists if rowid in scores[n]}
+        per_ranks = {n: ranks[n][rowid] for n in lists if rowid in ranks[n]}
+        if len(lists) > 1:
+            per_scores[method], per_ranks[method] = score, rank
+        hits.append(Hit(chunk=chunk, score=score,
+                        matched_terms=tuple(t for t in terms if t in present),
+                        scores=per_scores, ranks=per_ranks))
+    return hits
+
+
+def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieval:
+    """Apply the optional rerank stage to permitted and blocked candidates alike."""
+    if not rerank:
+        return found
+    from glassrag.retrieval.rerank import (
+        CrossEncoderReranker,
+        LexicalCoverageReranker,
+        cross_encoder,
+    )
+
+    reranker: LexicalCoverageReranker | CrossEncoderReranker
+    if rerank == "lexical":
+        reranker = LexicalCoverageReranker()
+    elif rerank.startswith("cross:"):
+        reranker = cross_encoder(rerank.removeprefix("cross:"))
+    else:
+        raise InvalidInput(f"unknown rerank {rerank!r}; use lexical or cross:PATH",
+                           field="rerank")
+    return Retrieval(found.mode, found.query_terms,
+                     reranker.rerank(query, found.hits)[:top_k], found.blocked_count,
+                     reranker.rerank(query, found.blocked) if found.blocked else [])
+
+
+def _overlap(store: Store, query: str, principal: Principal, top_k: int,
+             blocked_limit: int) -> Retrieval:
+    terms = unique_terms(overlap_tokens(query))
+    if not terms:
+        raise EmptyQuery(
+            "the query has no searchable terms (only stop words or punctuation)", field="query"
+        )
+    allowed: list[Hit] = []
+    blocked: list[Hit] = []
+    for chunk in store.iter_chunks():
+        score, matched = overlap_score(query, chunk.title, chunk.text)
+        if score == 0:
+            continue
+        hit = Hit(chunk=chunk, score=float(score), matched_terms=tuple(matched),
+                  scores={"overlap": float(score)})
+        (allowed if principal.can_read(chunk.roles) else blocked).append(hit)
+    # Seed 000's order: score descending, then chunk_id.
+    allowed.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
+    blocked.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
+    return Retrieval("overlap", tuple(terms), _ranked(allowed[:top_k], "overlap"),
+                     len(blocked), blocked[:blocked_limit])
+
+
+def _terms(store: Store, terms: list[str], principal: Principal, top_k: int,
+           blocked_limit: int) -> Retrieval:
+    allowed: list[Hit] = []
+    blocked: list[Hit] = []
+    for chunk in store.iter_chunks():
+        score, matched = terms_score(terms, chunk.text)
+        if score == 0:  # zero-score chunks are never selected (seed 001)
+            continue
+        hit = Hit(chunk=chunk, score=float(score), matched_terms=tuple(matched),
+                  scores={"terms": float(score)})
+        (allowed if principal.can_read(chunk.roles) else blocked).append(hit)
+    # A stable sort on score alone keeps ingest order, then position in the document.
+    allowed.sort(key=lambda h: -h.score)
+    blocked.sort(key=lambda h: -h.score)
+    return Retrieval("terms", tuple(terms), _ranked(allowed[:top_k], "terms"),
+                     len(blocked), blocked[:blocked_limit])
+
+
+def _ranked(hits: list[Hit], name: str) -> list[Hit]:
+    return [
+        Hit(chunk=h.chunk, score=h.score, matched_terms=h.matched_terms, scores=h.scores,
+            ranks={name: rank})
+        for rank, h in enumerate(hits, start=1)
+    ]

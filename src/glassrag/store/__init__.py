@@ -1,0 +1,1 @@
+"""The source of truth: SQLite records, named migrations, traces, bearer tokens."""

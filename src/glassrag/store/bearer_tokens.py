@@ -1,0 +1,117 @@
+"""Bearer tokens for the HTTP and MCP servers.
+
+A token is a random secret shown once at creation; the knowledge base keeps only its
+sha256, the principal it stands for, and that principal's roles. The roles of a request
+come from here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from glassrag.errors import GlassragError, InvalidInput, NotFound
+from glassrag.records import Principal
+from glassrag.store.database import Store, now
+
+TOKEN_PREFIX = "grt_"
+
+
+class Unauthorized(GlassragError):
+    """No token, or a wrong or revoked one."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(GlassragError):
+    """A valid token whose principal may not do this (e.g. upload without admin)."""
+
+    status = 403
+    code = "forbidden"
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a token."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def create_token(
+    store: Store, principal_id: str, roles: Sequence[str] = (), admin: bool = False
+) -> str:
+    """Create a token for ``principal_id``; return the secret (it is not stored anywhere)."""
+    principal_id = principal_id.strip()
+    if not principal_id:
+        raise InvalidInput("a token needs a principal id", field="principal")
+    if principal_id == "anonymous":
+        raise InvalidInput("'anonymous' is reserved for requests without a token",
+                           field="principal")
+    principal = Principal(principal_id, roles, admin)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    store.db.execute(
+        "INSERT INTO tokens(token_hash, principal_id, roles, admin, created_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (hash_token(token), principal.principal_id, json.dumps(list(principal.roles)),
+         int(principal.admin), now()),
+    )
+    return token
+
+
+def list_tokens(store: Store) -> list[dict[str, Any]]:
+    """Every token (by a short prefix of its hash, never the secret), oldest first."""
+    rows = store.db.execute(
+        "SELECT token_hash, principal_id, roles, admin, created_at, revoked_at FROM tokens"
+        " ORDER BY rowid"
+    ).fetchall()
+    return [
+        {
+            "token_id": row["token_hash"][:12],
+            "principal_id": row["principal_id"],
+            "roles": json.loads(row["roles"]),
+            "admin": bool(row["admin"]),
+            "created_at": row["created_at"],
+            "revoked_at": row["revoked_at"],
+        }
+        for row in rows
+    ]
+
+
+def revoke_token(store: Store, token_or_id: str) -> int:
+    """Revoke a token given the secret itself or its ``token_id`` (a hash prefix, as listed).
+
+    Returns how many tokens were revoked; NotFound when none matches.
+    """
+    token_or_id = token_or_id.strip()
+    if token_or_id.startswith(TOKEN_PREFIX):
+        where, arg = "token_hash = ?", hash_token(token_or_id)
+    elif len(token_or_id) >= 8 and all(c in "0123456789abcdef" for c in token_or_id):
+        where, arg = "token_hash LIKE ?", token_or_id + "%"
+    else:
+        raise InvalidInput("give a token or a token_id of at least 8 hex digits",
+                           field="token")
+    matches = store.db.execute(f"SELECT count(*) FROM tokens WHERE {where}", (arg,)).fetchone()[0]
+    if matches == 0:
+        raise NotFound("no such token", token_id=token_or_id[:12])
+    if matches > 1:
+        raise InvalidInput("token_id matches more than one token; give more digits",
+                           field="token")
+    store.db.execute(
+        f"UPDATE tokens SET revoked_at = ? WHERE {where} AND revoked_at IS NULL", (now(), arg)
+    )
+    return int(matches)
+
+
+def principal_for(store: Store, token: str | None) -> Principal | None:
+    """The principal a valid, unrevoked token stands for; None for anything else."""
+    if not token:
+        return None
+    row = store.db.execute(
+        "SELECT principal_id, roles, admin FROM tokens WHERE token_hash = ? AND revoked_at IS NULL",
+        (hash_token(token),),
+    ).fetchone()
+    if row is None:
+        return None
+    return Principal(row["principal_id"], json.loads(row["roles"]), bool(row["admin"]))

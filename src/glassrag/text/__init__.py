@@ -1,0 +1,1 @@
+"""Text analysis (analysed terms per language) and sentence splitting."""

@@ -1,0 +1,1 @@
+"""Vector index code on numpy and FAISS only: no SQLite, no glassrag records."""
