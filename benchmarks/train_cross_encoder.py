@@ -139,7 +139,7 @@ def train(args: argparse.Namespace) -> None:
     from sentence_transformers import CrossEncoder
 
     import glassrag
-    from glassrag.dense.embedders import quiet_transformers
+    from glassrag.dense.local_models import quiet_transformers
     from glassrag.eval.beir_data import load_beir
 
     quiet_transformers()

@@ -11,11 +11,8 @@ import os
 
 import pytest
 
-from glassrag.dense.embedders import (
-    SentenceTransformerEmbedder,
-    bundled_model_path,
-    parse_embedder,
-)
+from glassrag.dense.embedders import parse_embedder
+from glassrag.dense.local_models import SentenceTransformerEmbedder, bundled_model_path
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ def test_one_blas_thread_limits_and_can_be_undone() -> None:
 
 
 def test_model_openmp_threads_sleep_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
-    from glassrag.dense.embedders import passive_openmp
+    from glassrag.dense.local_models import passive_openmp
 
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     passive_openmp()

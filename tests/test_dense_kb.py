@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from conftest import EXAMPLES, write_jsonl
 from dense_fixtures import minilm_path  # noqa: F401 - a fixture used by the model tier
 from glassrag import KnowledgeBase, Principal
-from glassrag.dense.embedders import EmbedderMismatch, EmbeddingError, HashEmbedder
+from glassrag.dense.hash_embedder import HashEmbedder
+from glassrag.errors import EmbedderMismatch, EmbeddingError
 from glassrag.interfaces.cli.main import app
 
 PUBLIC = Principal("p")

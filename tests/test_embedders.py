@@ -14,17 +14,12 @@ import numpy as np
 import pytest
 
 import dense_fixtures
-from glassrag.dense.embedders import (
-    BaseEmbedder,
-    Embedder,
-    EmbeddingError,
-    HashEmbedder,
-    SentenceTransformerEmbedder,
-    bundled_model_path,
-    parse_embedder,
-)
+from glassrag.dense.base import BaseEmbedder, Embedder
+from glassrag.dense.embedders import parse_embedder
+from glassrag.dense.hash_embedder import HashEmbedder
+from glassrag.dense.local_models import SentenceTransformerEmbedder, bundled_model_path
 from glassrag.dense.openai_embedder import OpenAIEmbedder
-from glassrag.errors import InvalidInput, MissingExtra
+from glassrag.errors import EmbeddingError, InvalidInput, MissingExtra
 from glassrag.text.analysis import analyze
 from glassrag.vectors.index import VectorIndex, VectorRows
 

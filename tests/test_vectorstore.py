@@ -11,7 +11,6 @@ import pytest
 
 from conftest import write_jsonl
 from glassrag import KnowledgeBase
-from glassrag.dense.embedders import EmbedderMismatch, EmbeddingError, HashEmbedder
 from glassrag.dense.embeddings import (
     EMBEDDINGS_DDL,
     catch_up,
@@ -25,6 +24,8 @@ from glassrag.dense.embeddings import (
     recorded_model,
     refresh_docs,
 )
+from glassrag.dense.hash_embedder import HashEmbedder
+from glassrag.errors import EmbedderMismatch, EmbeddingError
 from glassrag.vectors.index import VectorIndex
 
 DOCS = [

@@ -75,3 +75,17 @@ class MissingExtra(GlassragError):
             package=package,
             extra=extra,
         )
+
+
+class EmbeddingError(GlassragError):
+    """The embedder failed or returned unusable vectors. Nothing was stored."""
+
+    status = 502
+    code = "embedding_error"
+
+
+class EmbedderMismatch(GlassragError):
+    """Vectors from two different models (or dimensions) would be compared."""
+
+    status = 409
+    code = "embedder_mismatch"

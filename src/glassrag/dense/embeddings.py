@@ -19,7 +19,8 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from glassrag.dense.embedders import Embedder, EmbedderMismatch, Progress
+from glassrag.dense.base import Embedder, Progress
+from glassrag.errors import EmbedderMismatch
 from glassrag.vectors.index import VectorIndex, VectorRows
 
 # For the lead's migration list (store.MIGRATIONS). No ';' inside: migrations are split on it.

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from glassrag.dense.embedders import BaseEmbedder, EmbeddingError, check_prefixes, prefixed_name
+from glassrag.dense.base import BaseEmbedder, check_prefixes, prefixed_name
+from glassrag.errors import EmbeddingError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_AFTER_CAP = 30.0  # seconds; a server asking for more is treated as down

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from glassrag.dense import embeddings as vectorstore
-from glassrag.dense.embedders import Embedder, Progress, parse_embedder
+from glassrag.dense.base import Embedder, Progress
+from glassrag.dense.embedders import parse_embedder
 from glassrag.dense.embeddings import EmbedReport
 from glassrag.errors import GlassragError, InvalidInput
 from glassrag.locks import exclusive

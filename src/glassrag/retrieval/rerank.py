@@ -90,7 +90,7 @@ class CrossEncoderReranker:
                     from sentence_transformers import CrossEncoder
                 except ImportError as exc:
                     raise MissingExtra("sentence-transformers", "dense") from exc
-                from glassrag.dense.embedders import quiet_transformers
+                from glassrag.dense.local_models import quiet_transformers
 
                 quiet_transformers()
                 self._model = CrossEncoder(self.path, device=self.device,

@@ -14,7 +14,7 @@ is; otherwise the filtered HNSW search runs with its beam widened by that local 
 Updates: below the HNSW threshold every change regroups the matrix (cheap numpy copies). With
 an HNSW graph, which cannot delete, deleted rows are masked out (``live``) and new rows go to
 a small exact-scanned *delta* segment until :meth:`VectorIndex.compact` rebuilds the graph.
-``save``/``load`` keep it on disk (see ``vector_io`` for the layout).
+``save``/``load`` keep it on disk (see :mod:`glassrag.vectors.persist` for the layout).
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ import numpy as np
 from glassrag.errors import InvalidInput
 from glassrag.vectors.faisslib import load_faiss, one_omp_thread
 from glassrag.vectors.hnsw import Calibration, build_graph, calibrate
-from glassrag.vectors.segment import Segment, empty_rows, top_k
+from glassrag.vectors.persist import SavedIndex, SaveMarker, load_index, save_index
+from glassrag.vectors.segment import Segment, empty_rows
+from glassrag.vectors.topk import top_k
 
 DEFAULT_HNSW_THRESHOLD = 200_000
 DEFAULT_EXACT_FRACTION = 0.25
@@ -89,21 +91,31 @@ class VectorIndex:
         self.calibration: Calibration | None = None
         self._selectors: dict[tuple[int, ...], tuple[Any, np.ndarray, np.ndarray]] = {}
         # (main vectors, graph, file stem) as last saved: unchanged main is not rewritten.
-        self._saved: tuple[np.ndarray, Any, str] | None = None
+        self._saved: SaveMarker | None = None
 
     # -- persistence --------------------------------------------------------------------
     @classmethod
     def load(cls, directory: Path, params: HnswParams | None = None) -> VectorIndex | None:
         """The index saved in ``directory``; None if absent or unreadable (rebuild it)."""
-        from glassrag.vectors.persist import load_index
-
-        return load_index(directory, params)
+        found = load_index(directory)
+        if found is None:
+            return None
+        saved, marker = found
+        index = cls(saved.dim, saved.model, params)
+        index.main, index.delta, index.hnsw = saved.main, saved.delta, saved.hnsw
+        index.docs = saved.docs
+        index.doc_num = {d: n for n, d in enumerate(saved.docs)}
+        index.applied_seq = saved.applied_seq
+        index.calibration = saved.calibration
+        index._saved = marker
+        return index
 
     def save(self, directory: Path) -> None:
         """Write the index atomically (``state.json`` last, with ``applied_seq``)."""
-        from glassrag.vectors.persist import save_index
-
-        save_index(self, directory)
+        self._saved = save_index(SavedIndex(
+            dim=self.dim, model=self.model, main=self.main, delta=self.delta, hnsw=self.hnsw,
+            docs=self.docs, applied_seq=self.applied_seq, calibration=self.calibration,
+        ), directory, self._saved)
 
     # -- size ---------------------------------------------------------------------------
     def __len__(self) -> int:

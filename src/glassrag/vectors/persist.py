@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from glassrag.vectors.faisslib import load_faiss
+from glassrag.vectors.hnsw import Calibration
 from glassrag.vectors.segment import Segment
-
-if TYPE_CHECKING:
-    from glassrag.vectors.index import HnswParams, VectorIndex
 
 STATE_NAME = "state.json"
 # Bump when the layout changes; an index of another format is rebuilt from SQLite.
@@ -41,11 +41,31 @@ def read_state(directory: Path) -> dict[str, Any]:
         return {}
 
 
-def save_index(index: VectorIndex, directory: Path) -> None:
+@dataclass
+class SavedIndex:
+    """What a vector index directory holds: the index's whole persistent state."""
+
+    dim: int
+    model: str
+    main: Segment
+    delta: Segment
+    hnsw: Any
+    docs: list[str]
+    applied_seq: int
+    calibration: Calibration | None
+
+
+#: (main vectors, graph, file stem) as last saved or loaded: an unchanged main is not
+#: rewritten. The index keeps it and hands it back on the next save.
+SaveMarker = tuple[np.ndarray, Any, str]
+
+
+def save_index(index: SavedIndex, directory: Path, marker: SaveMarker | None) -> SaveMarker:
+    """Write ``index`` atomically; return the marker to pass to the next save."""
     directory.mkdir(parents=True, exist_ok=True)
     state = read_state(directory)
     gen = int(state.get("gen", 0)) + 1
-    saved = index._saved
+    saved = marker
     if saved is not None and saved[0] is index.main.vectors and saved[1] is index.hnsw \
             and state.get("main") == saved[2]:
         main_name, hnsw_name = state["main"], state.get("hnsw")
@@ -54,8 +74,6 @@ def save_index(index: VectorIndex, directory: Path) -> None:
         for part in _PARTS:
             _save_npy(directory / f"{main_name}.{part}.npy", getattr(index.main, part))
         if index.hnsw is not None:
-            from glassrag.vectors.index import load_faiss
-
             hnsw_name = f"hnsw-{gen}.faiss"
             load_faiss().write_index(index.hnsw, str(directory / hnsw_name))
     aux_name = f"aux-{gen}"
@@ -68,14 +86,14 @@ def save_index(index: VectorIndex, directory: Path) -> None:
     new_state = {
         "format": VECTOR_FORMAT, "applied_seq": index.applied_seq, "model": index.model,
         "dim": index.dim, "gen": gen, "main": main_name, "hnsw": hnsw_name, "aux": aux_name,
-        "count": len(index),
+        "count": index.main.live_count + index.delta.live_count,
         "calibration": index.calibration.to_dict() if index.calibration else None,
     }
     tmp = directory / (STATE_NAME + ".tmp")
     tmp.write_text(json.dumps(new_state))
     os.replace(tmp, directory / STATE_NAME)
-    index._saved = (index.main.vectors, index.hnsw, main_name)
     _remove_unreferenced(directory, {main_name, aux_name, hnsw_name})
+    return (index.main.vectors, index.hnsw, main_name)
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
@@ -93,15 +111,12 @@ def _remove_unreferenced(directory: Path, keep: set[str | None]) -> None:
             path.unlink(missing_ok=True)
 
 
-def load_index(directory: Path, params: HnswParams | None = None) -> VectorIndex | None:
-    """The saved index, or None when there is none or it is unreadable (rebuild it)."""
-    from glassrag.vectors.index import VectorIndex, load_faiss
-
+def load_index(directory: Path) -> tuple[SavedIndex, SaveMarker] | None:
+    """The saved index and its marker, or None when there is none or it is unreadable."""
     state = read_state(directory)
     if state.get("format") != VECTOR_FORMAT:
         return None
     try:
-        index = VectorIndex(int(state["dim"]), str(state.get("model", "")), params)
         main = state["main"]
         # mmap: opening a 1.5 GB matrix costs nothing; pages are read on the first scan. Kept
         # as a plain ndarray view of the map: indexing numpy's memmap subclass costs ~70 us
@@ -116,17 +131,15 @@ def load_index(directory: Path, params: HnswParams | None = None) -> VectorIndex
         if live.size:
             segment = Segment(segment.vectors, segment.rowids, segment.docs, segment.sets,
                               live, segment.blocks)
-        index.main, index.delta = segment, Segment.build(*delta)
-        if state.get("hnsw"):
-            index.hnsw = load_faiss().read_index(str(directory / state["hnsw"]))
+        hnsw = load_faiss().read_index(str(directory / state["hnsw"])) \
+            if state.get("hnsw") else None
+        loaded = SavedIndex(
+            dim=int(state["dim"]), model=str(state.get("model", "")), main=segment,
+            delta=Segment.build(*delta), hnsw=hnsw, docs=list(tables["docs"]),
+            applied_seq=int(state.get("applied_seq", 0)),
+            calibration=Calibration.from_dict(state["calibration"])
+            if state.get("calibration") else None,
+        )
     except (OSError, KeyError, ValueError, RuntimeError):
         return None
-    index.docs = list(tables["docs"])
-    index.doc_num = {d: n for n, d in enumerate(index.docs)}
-    index.applied_seq = int(state.get("applied_seq", 0))
-    if state.get("calibration"):
-        from glassrag.vectors.hnsw import Calibration
-
-        index.calibration = Calibration.from_dict(state["calibration"])
-    index._saved = (index.main.vectors, index.hnsw, main)
-    return index
+    return loaded, (segment.vectors, hnsw, main)

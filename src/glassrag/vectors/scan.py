@@ -23,7 +23,7 @@ import numpy as np
 
 from glassrag.vectors.codes import Codes, build_codes
 from glassrag.vectors.faisslib import one_omp_thread
-from glassrag.vectors.segment import top_k
+from glassrag.vectors.topk import top_k
 
 if TYPE_CHECKING:
     from glassrag.vectors.segment import Segment
