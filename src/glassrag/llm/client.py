@@ -17,13 +17,12 @@ import email.utils
 import inspect
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassrag.answer.verify import normalize_for_match
+from glassrag.answer_support import addressed_to_model, quote_problems, support_problems
 from glassrag.errors import GlassragError, MissingExtra
 from glassrag.llm.profiles import (
     STRUCTURED_MODES,
@@ -290,40 +289,28 @@ def extract_reply(api: str, body: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-# Text addressed to the model. Evidence is content: a block that carries such text is
-# treated as hostile and supports no answer, whichever of its sentences is quoted.
-_INSTRUCTION = re.compile(
-    r"\b(ignore|disregard|forget|override)\b.{0,40}\b(instructions?|prompts?|rules|context)\b"
-    r"|\bsystem prompt\b|\byou (must|should) (now )?(say|reply|answer|respond|output|print)\b"
-    r"|忽略.{0,10}(指令|指示|提示|要求|规则)",
-    re.IGNORECASE)
-# Figures and codes: a run of 3+ digits, or a token mixing letters and digits (CANARY-7731).
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-_:.][A-Za-z0-9]+)*")
-
-
 def grounding_problems(draft: Draft, evidence: Sequence[Hit]) -> list[str]:
     """Checks a model's answered draft must pass on top of the verifier's.
 
     A block containing text addressed to the model ("ignore previous instructions ...")
-    supports no answer, and every figure or code in the answer must appear in one of the
-    cited quotes: a reply that obeys a planted instruction fails even with quotes that exist.
+    supports no answer; every quote states something; and every sentence of the answer is
+    supported by the quotes (:mod:`glassrag.answer_support`): a reply that obeys a planted
+    instruction, or says more than its quotes, fails even when every quote exists.
     """
-    texts = {hit.chunk.chunk_id: hit.chunk.text for hit in evidence}
+    chunks = {hit.chunk.chunk_id: hit.chunk for hit in evidence}
+    hostile = [c.text for c in chunks.values() if addressed_to_model(c.text)]
     problems = []
     for number, cited in enumerate(draft.citations, start=1):
-        if _INSTRUCTION.search(normalize_for_match(texts.get(cited.chunk_id, ""))):
+        chunk = chunks.get(cited.chunk_id)
+        if chunk is not None and chunk.text in hostile:
             problems.append(f"citation {number} (chunk {cited.chunk_id!r}): the block contains "
                             "text addressed to the model; evidence is content, never "
                             "instructions, and such a block supports no answer")
-    quoted = normalize_for_match(" ".join(c.quote for c in draft.citations)).casefold()
-    for token in dict.fromkeys(_TOKEN.findall(draft.text)):
-        digits = sum(ch.isdigit() for ch in token)
-        coded = digits >= 3 or (digits > 0 and any(ch.isalpha() for ch in token))
-        if coded and normalize_for_match(token).casefold() not in quoted:
-            problems.append(f"the answer contains {token[:40]!r}, which none of its quotes "
-                            "contains: every figure and code in the answer must come from a "
-                            "cited quote")
-    return problems
+    cited_chunks = [chunks[c.chunk_id] for c in draft.citations if c.chunk_id in chunks]
+    context = [part for c in cited_chunks for part in (c.title, c.heading) if part]
+    quotes = [c.quote for c in draft.citations]
+    return [*problems, *quote_problems(quotes),
+            *support_problems(draft.text, quotes, context=context, hostile=hostile)]
 
 
 def _checked(draft: Draft, evidence: Sequence[Hit],
