@@ -11,6 +11,7 @@ whichever evidence label holds its quote (:func:`citing`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -29,7 +30,7 @@ USAGE = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
 class Reply:
     content: str | None = None  # the model's text, wrapped for the endpoint called
     status: int = 200
-    raw: Any = None  # the exact response body instead (dict -> JSON, str -> as is)
+    raw: Any = None  # the exact response body instead (dict -> JSON, str/bytes -> as is)
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
     finish_reason: str = "stop"
@@ -139,6 +140,11 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # keep test output quiet
             pass
 
+        def handle(self) -> None:
+            # The client may hang up mid-reply (a timeout, a reply over its size limit).
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                super().handle()
+
         def do_GET(self) -> None:
             if self.path.rstrip("/") != "/v1/models":
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -177,7 +183,8 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
             self._send(reply.status, payload, reply.headers)
 
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+            data = (payload if isinstance(payload, bytes)
+                    else (payload if isinstance(payload, str) else json.dumps(payload)).encode())
             try:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")

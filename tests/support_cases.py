@@ -7,7 +7,7 @@ retrieval, the prompt, the reply parser, the verifier and the answer-support che
 faithful case should come back ``answered``; a hostile one must not.
 
 Used by ``tests/test_ask_llm.py`` (the bundled examples) and by
-``benchmarks/bench_answer_support.py`` (those plus two documentation corpora).
+``benchmarks/bench_support.py`` (those plus two documentation corpora).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassrag.answer_support import addressed_to_model, quote_problems, support_problems
+from glassrag.answer.support import addressed_to_model, quote_problems, support_problems
 from glassrag.errors import GlassragError, MissingExtra
 from glassrag.llm.profiles import (
     STRUCTURED_MODES,
@@ -34,6 +34,7 @@ from glassrag.llm.profiles import (
     rewrite_body,
 )
 from glassrag.llm.prompt import ReplyError, label_map, parse_reply
+from glassrag.llm.reply_limit import ReplyTooLarge, bounded_http_client
 from glassrag.records import ANSWERED, Draft, Hit, Verification
 
 __all__ = ["LLMAnswerer", "LLMConfigError", "LLMError", "LLMSettings", "check",
@@ -66,6 +67,7 @@ class Exchange:
     error: str | None
     latency_ms: float
     retryable: bool = False
+    oversize: bool = False  # the reply passed [llm] max_reply_bytes; body is its cut head
 
 
 class LLMAnswerer:
@@ -121,14 +123,18 @@ class LLMAnswerer:
         for round_ in range(self.settings.retries + 1):
             body = build_body(self.endpoint, question, evidence, problems=problems, model=model)
             exchange = self._exchange(client, body, round_, attempts)
-            if exchange.error is not None:  # transport failure: HTTP retries are spent
+            if exchange.error is not None and not exchange.oversize:
+                # transport failure: HTTP retries are spent
                 earlier = verification.problems if draft is not None else ()
                 return draft, Verification(ok=False, problems=(*earlier, exchange.error)), attempts
             record = attempts[-1]
             notes = {"model": model, "round": round_, "structured": self.endpoint.structured}
             try:
+                if exchange.oversize:  # a failed reply like a truncated one: ask again
+                    raise ReplyError(str(exchange.error))
                 text = extract_reply(self.endpoint.api, exchange.body)
-                draft = parse_reply(text, labels, answerer=self.name, notes=notes)
+                draft = parse_reply(text, labels, answerer=self.name, notes=notes,
+                                    max_citations=self.settings.max_citations)
             except ReplyError as exc:
                 draft, record["parse_error"] = None, str(exc)
                 verification = Verification(ok=False, problems=(str(exc),))
@@ -154,9 +160,12 @@ class LLMAnswerer:
                     f"the {self.endpoint.profile.name} profile at {self.endpoint.base_url} "
                     f"needs an API key: set the environment variable {key_env} (or point "
                     "[llm] api_key_env at the variable that holds it)", env=key_env)
+            http = bounded_http_client(openai, self.settings.max_reply_bytes,
+                                       self.settings.timeout)
             self._client = openai.OpenAI(base_url=self.endpoint.base_url,
                                          api_key=key or _PLACEHOLDER_KEY,
-                                         timeout=self.settings.timeout, max_retries=0)
+                                         timeout=self.settings.timeout, max_retries=0,
+                                         http_client=http)
         return self._client
 
     def _served_model(self, client: Any) -> str:
@@ -207,6 +216,10 @@ def post(client: Any, endpoint: Endpoint, body: dict[str, Any]) -> Exchange:
 
     try:
         raw = create(**kwargs, **({"extra_body": extra} if extra else {}))
+    except ReplyTooLarge as exc:
+        return Exchange(exc.status, exc.truncated(), {},
+                        f"{where}: {exc} ([llm] max_reply_bytes); the reply was not read "
+                        "further", took(), oversize=True)
     except openai.APITimeoutError:
         return Exchange(None, None, {}, f"timed out after {endpoint.settings.timeout:g}s: "
                         f"{where}", took(), retryable=True)
@@ -294,7 +307,7 @@ def grounding_problems(draft: Draft, evidence: Sequence[Hit]) -> list[str]:
 
     A block containing text addressed to the model ("ignore previous instructions ...")
     supports no answer; every quote states something; and every sentence of the answer is
-    supported by the quotes (:mod:`glassrag.answer_support`): a reply that obeys a planted
+    supported by the quotes (:mod:`glassrag.answer.support`): a reply that obeys a planted
     instruction, or says more than its quotes, fails even when every quote exists.
     """
     chunks = {hit.chunk.chunk_id: hit.chunk for hit in evidence}
