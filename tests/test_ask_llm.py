@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLES, write_jsonl
+from conftest import EXAMPLES, init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.interfaces.cli.main import app
 from llm_stub import Reply, StubLLM, answer_json, citing
@@ -155,3 +155,53 @@ def test_a_canary_in_the_answer_is_refused_the_same_with_or_without_the_hidden_d
     assert verdicts[0] == verdicts[1]
     assert any("'Bluebird' occurs in none of its quotes" in p for p in verdicts[0][0])
     assert any("'textcanaryhr0' occurs in none of its quotes" in p for p in verdicts[0][0])
+
+
+# -- model internals stay out of what callers of a server see ---------------------------------
+
+def test_a_model_configuration_error_over_http_and_mcp_names_no_endpoint_model_or_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("fastapi")
+    pytest.importorskip("mcp")
+    import anyio
+    from fastapi.testclient import TestClient
+    from mcp import Client
+
+    from glassrag.interfaces.http.app import create_app
+    from glassrag.interfaces.mcp import build_server
+    from glassrag.store.bearer_tokens import create_token
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    kb_dir = init_kb_with(tmp_path / "kb", '# profile = "openai"', 'profile = "openai"')
+    with KnowledgeBase.open(kb_dir) as kb:
+        kb.ingest([EXAMPLES / "workshop" / "documents.jsonl"])
+        token = create_token(kb.store, "reader", ["public"])
+    internals = ("OPENAI_API_KEY", "api.openai.com", "gpt-4o-mini")
+    question = {"question": "How many days do learners have for refunds?"}
+    with TestClient(create_app(kb_dir)) as client:
+        response = client.post("/ask", json=question,
+                               headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "llm_config", "status": 400, "message": "the language model is not "
+        "configured: its API key is missing (the details are in the server log)"}}
+    # The detail goes to the server log, for whoever runs the server.
+    assert any("OPENAI_API_KEY" in r.getMessage() for r in caplog.records)
+
+    async def over_mcp() -> str:
+        with KnowledgeBase.open(kb_dir) as kb:
+            async with Client(build_server(kb, Principal("reader"))) as mcp:
+                result = await mcp.call_tool("ask", question)
+                assert result.is_error
+                return str(result.content[0].text)
+
+    tool_error = anyio.run(over_mcp)
+    assert '"code": "llm_config"' in tool_error
+    for text in (response.text, tool_error):
+        assert not any(secret in text for secret in internals), text
+    # The CLI runs for whoever holds the knowledge base: it keeps the detail.
+    result = CliRunner().invoke(app, ["--kb", str(kb_dir), "ask", question["question"],
+                                      "--json"])
+    assert result.exit_code != 0 and "OPENAI_API_KEY" in result.stdout

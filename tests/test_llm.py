@@ -198,7 +198,9 @@ def test_a_slow_reply_past_the_timeout_is_unverified(stub: StubLLM) -> None:
     assert time.perf_counter() - start < 1.5
     assert draft is None and not verdict.ok and len(attempts) == 2
     assert all(a["error"].startswith("timed out after 0.25s: POST ") for a in attempts)
-    assert stub.base_url in verdict.problems[0] and "gave up after 2 tries" in verdict.problems[0]
+    assert stub.base_url in attempts[-1]["error"]  # the attempt record names the endpoint
+    # The verdict, which whoever asked may see, does not.
+    assert verdict.problems == ("the model request timed out after 0.25s (gave up after 2 tries)",)
     assert sleeps == [0.5]
 
 
@@ -229,8 +231,10 @@ def test_a_client_error_is_not_retried(stub: StubLLM) -> None:
     stub.push(Reply("model 'nope' not found", status=404))
     draft, verdict, attempts = run(make(stub))
     assert len(attempts) == 1 and not verdict.ok
-    assert verdict.problems[0] == (
+    assert attempts[0]["error"] == (
         f"HTTP 404 from POST {stub.base_url}/chat/completions: model 'nope' not found")
+    assert verdict.problems == ("the model endpoint answered HTTP 404",)
+    assert attempts[0]["verification"]["problems"] == ["the model endpoint answered HTTP 404"]
 
 
 @pytest.mark.parametrize(("reply", "error"), [

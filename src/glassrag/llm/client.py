@@ -44,6 +44,9 @@ BACKOFF_BASE = 0.5  # seconds before the first HTTP retry; doubles each time
 BACKOFF_CAP = 8.0
 RETRY_AFTER_CAP = 30.0  # a server asking for a longer wait is not waited for that long
 NO_CALL = "no permitted evidence: the model was not called"
+# What a caller of the server is told instead of the endpoint, model and key variable.
+UNSEEN = "the details are in the server log"
+NO_KEY = f"its API key is missing ({UNSEEN})"
 _PLACEHOLDER_KEY = "not-needed"  # the SDK insists on a key; keyless local servers ignore it
 
 
@@ -68,6 +71,9 @@ class Exchange:
     latency_ms: float
     retryable: bool = False
     oversize: bool = False  # the reply passed [llm] max_reply_bytes; body is its cut head
+    # ``error`` without the endpoint URL, model name or server text: what a verdict, seen by
+    # whoever asked, may say. ``error`` itself stays in the attempt record (for admins).
+    summary: str | None = None
 
 
 class LLMAnswerer:
@@ -126,12 +132,13 @@ class LLMAnswerer:
             if exchange.error is not None and not exchange.oversize:
                 # transport failure: HTTP retries are spent
                 earlier = verification.problems if draft is not None else ()
-                return draft, Verification(ok=False, problems=(*earlier, exchange.error)), attempts
+                failed = Verification(ok=False, problems=(*earlier, _summary(exchange)))
+                return draft, failed, attempts
             record = attempts[-1]
             notes = {"model": model, "round": round_, "structured": self.endpoint.structured}
             try:
                 if exchange.oversize:  # a failed reply like a truncated one: ask again
-                    raise ReplyError(str(exchange.error))
+                    raise ReplyError(_summary(exchange))
                 text = extract_reply(self.endpoint.api, exchange.body)
                 draft = parse_reply(text, labels, answerer=self.name, notes=notes,
                                     max_citations=self.settings.max_citations)
@@ -159,7 +166,8 @@ class LLMAnswerer:
                 raise LLMConfigError(
                     f"the {self.endpoint.profile.name} profile at {self.endpoint.base_url} "
                     f"needs an API key: set the environment variable {key_env} (or point "
-                    "[llm] api_key_env at the variable that holds it)", env=key_env)
+                    "[llm] api_key_env at the variable that holds it)", env=key_env,
+                    public_message=f"the language model is not configured: {NO_KEY}")
             http = bounded_http_client(openai, self.settings.max_reply_bytes,
                                        self.settings.timeout)
             self._client = openai.OpenAI(base_url=self.endpoint.base_url,
@@ -177,9 +185,12 @@ class LLMAnswerer:
             ids = [m.id for m in client.models.list().data]
         except Exception as exc:  # any SDK or transport error: name the endpoint
             raise LLMError(f"no model is configured and GET {url} failed: {exc}; set [llm] "
-                           "model or OPENAI_MODEL", endpoint=url) from exc
+                           "model or OPENAI_MODEL", endpoint=url,
+                           public_message=f"the language model could not be reached: {UNSEEN}"
+                           ) from exc
         if not ids:
-            raise LLMError(f"no model is configured and GET {url} lists none", endpoint=url)
+            raise LLMError(f"no model is configured and GET {url} lists none", endpoint=url,
+                           public_message=f"the language model server offers no model: {UNSEEN}")
         self._model = ids[0]
         return ids[0]
 
@@ -191,7 +202,9 @@ class LLMAnswerer:
             last = http_try == self.settings.http_retries or not exchange.retryable
             if exchange.error is not None and exchange.retryable and last:
                 tries = http_try + 1
-                exchange.error += f" (gave up after {tries} tr{'y' if tries == 1 else 'ies'})"
+                gave_up = f" (gave up after {tries} tr{'y' if tries == 1 else 'ies'})"
+                exchange.error += gave_up
+                exchange.summary = _summary(exchange) + gave_up
             attempts.append(_attempt(len(attempts) + 1, round_, http_try, self.endpoint, body,
                                      exchange))
             if exchange.error is None or last:
@@ -217,26 +230,30 @@ def post(client: Any, endpoint: Endpoint, body: dict[str, Any]) -> Exchange:
     try:
         raw = create(**kwargs, **({"extra_body": extra} if extra else {}))
     except ReplyTooLarge as exc:
-        return Exchange(exc.status, exc.truncated(), {},
-                        f"{where}: {exc} ([llm] max_reply_bytes); the reply was not read "
-                        "further", took(), oversize=True)
+        large = f"{exc} ([llm] max_reply_bytes); the reply was not read further"
+        return Exchange(exc.status, exc.truncated(), {}, f"{where}: {large}", took(),
+                        oversize=True, summary=large)
     except openai.APITimeoutError:
-        return Exchange(None, None, {}, f"timed out after {endpoint.settings.timeout:g}s: "
-                        f"{where}", took(), retryable=True)
+        timed_out = f"timed out after {endpoint.settings.timeout:g}s"
+        return Exchange(None, None, {}, f"{timed_out}: {where}", took(), retryable=True,
+                        summary=f"the model request {timed_out}")
     except openai.APIConnectionError as exc:
-        return Exchange(None, None, {}, f"cannot connect: {where}: {exc}", took(), True)
+        return Exchange(None, None, {}, f"cannot connect: {where}: {exc}", took(), True,
+                        summary="cannot connect to the model endpoint")
     except openai.APIStatusError as exc:
         status, parsed = exc.status_code, _decode(exc.response.text)
         headers = {k.lower(): v for k, v in exc.response.headers.items()}
         return Exchange(status, parsed, headers,
                         f"HTTP {status} from {where}: {_server_message(parsed)}", took(),
-                        retryable=status in (408, 409, 429) or status >= 500)
+                        retryable=status in (408, 409, 429) or status >= 500,
+                        summary=f"the model endpoint answered HTTP {status}")
     headers = {k.lower(): v for k, v in raw.headers.items()}
     parsed = _decode(raw.text)
     if not isinstance(parsed, dict):
         return Exchange(raw.status_code, parsed, headers,
                         f"HTTP {raw.status_code} from {where}: the body is not a JSON object",
-                        took())
+                        took(), summary=f"the model endpoint answered HTTP {raw.status_code} "
+                        "with a body that is not a JSON object")
     return Exchange(raw.status_code, parsed, headers, None, took())
 
 
@@ -350,13 +367,17 @@ def _draft_dict(draft: Draft) -> dict[str, Any]:
 def _attempt(number: int, round_: int, http_try: int, endpoint: Endpoint,
              body: dict[str, Any], exchange: Exchange) -> dict[str, Any]:
     usage = exchange.body.get("usage") if isinstance(exchange.body, dict) else None
-    failed = (Verification(ok=False, problems=(exchange.error,)).to_dict()
+    failed = (Verification(ok=False, problems=(_summary(exchange),)).to_dict()
               if exchange.error else None)
     return {"attempt": number, "round": round_, "http_try": http_try,
             "endpoint": endpoint.url, "request": body, "raw_response": exchange.body,
             "http_status": exchange.status, "usage": usage, "latency_ms": exchange.latency_ms,
             "error": exchange.error, "parse_error": None, "draft": None,
             "verification": failed}
+
+
+def _summary(exchange: Exchange) -> str:
+    return exchange.summary or exchange.error or "no reply"
 
 
 def _decode(text: str) -> Any:
