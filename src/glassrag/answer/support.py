@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from glassrag.text.analysis import analyze, unique_terms
 
@@ -124,43 +125,73 @@ def support_problems(answer: str, quotes: Sequence[str], *, context: Sequence[st
     model that agrees with a leading question has not found the claim in the evidence.
     Each problem names the sentence (1-based) and the unsupported token or words.
     """
-    quoted = _normalize(" ".join(quotes))
-    folded = quoted.casefold()
-    quote_terms = set(analyze(quoted))
-    known_terms = quote_terms | {t for text in context for t in analyze(_normalize(text))}
-    quote_numbers = set(_numbers(quoted))
-    quote_negations = _negations(quoted)
-    planted = {t for text in hostile for t in analyze(_normalize(text))} - quote_terms
+    evidence = _Quoted.of(quotes, context, hostile)
     problems: list[str] = []
     for number, sentence in enumerate(sentences(answer), start=1):
         label = f"sentence {number} ({_show(sentence)})"
-        rest = sentence
-        for kind, pattern in (("URL", _URL), ("email address", _EMAIL)):
-            for found in pattern.findall(rest):
-                token = found.rstrip(_TRAILING)
-                if not _contains(folded, token.casefold()):
-                    problems.append(_missing(label, kind, token))
-            rest = pattern.sub(" ", rest)
-        for token in dict.fromkeys(_numbers(rest)):
-            if token not in quote_numbers:
-                problems.append(_missing(label, "number", token))
-        for kind, token in _distinctive(rest):
-            present = (_contains(folded, token.casefold()) or kind == "name"
-                       and set(analyze(token)) <= quote_terms)
-            if not present:
+        problems += _token_problems(label, sentence, evidence)
+        problems += _negation_problems(label, sentence, evidence.negations)
+        problems += _word_problems(label, _URL.sub(" ", _EMAIL.sub(" ", sentence)), evidence)
+    return problems
+
+
+@dataclass(frozen=True)
+class _Quoted:
+    """What a draft's quotes state, computed once for all its sentences."""
+
+    folded: str  # the quotes, normalised and casefolded, for token lookups
+    terms: frozenset[str]
+    known: frozenset[str]  # terms plus the cited chunks' title and heading terms
+    numbers: frozenset[str]
+    negations: dict[str, str]
+    planted: frozenset[str]  # terms only a block addressed to the model carries
+
+    @classmethod
+    def of(cls, quotes: Sequence[str], context: Sequence[str],
+           hostile: Sequence[str]) -> _Quoted:
+        quoted = _normalize(" ".join(quotes))
+        terms = frozenset(analyze(quoted))
+        return cls(folded=quoted.casefold(), terms=terms,
+                   known=terms | {t for text in context for t in analyze(_normalize(text))},
+                   numbers=frozenset(_numbers(quoted)), negations=_negations(quoted),
+                   planted=frozenset(t for text in hostile
+                                     for t in analyze(_normalize(text))) - terms)
+
+
+def _token_problems(label: str, sentence: str, quoted: _Quoted) -> list[str]:
+    """URLs, email addresses, numbers, codes and names the quotes do not contain."""
+    problems = []
+    rest = sentence
+    for kind, pattern in (("URL", _URL), ("email address", _EMAIL)):
+        for found in pattern.findall(rest):
+            token = found.rstrip(_TRAILING)
+            if not _contains(quoted.folded, token.casefold()):
                 problems.append(_missing(label, kind, token))
-        problems += _negation_problems(label, sentence, quote_negations)
-        terms = content_terms(rest)
-        unsupported = [t for t in terms if t not in known_terms]
-        borrowed = [t for t in unsupported if t in planted]
-        if borrowed:
-            problems.append(f"{label}: {_words(borrowed)} come from an evidence block addressed "
-                            "to the model, not from the cited quotes")
-        if terms and (len(terms) - len(unsupported)) / len(terms) < MIN_SUPPORTED_SHARE:
-            problems.append(
-                f"{label}: {len(terms) - len(unsupported)} of its {len(terms)} content words "
-                f"occur in its quotes (at least {MIN_SUPPORTED_SHARE:.0%} must); not quoted: "
-                f"{_words(unsupported)}")
+        rest = pattern.sub(" ", rest)  # its parts are not checked again as codes
+    problems += [_missing(label, "number", n) for n in dict.fromkeys(_numbers(rest))
+                 if n not in quoted.numbers]
+    for kind, token in _distinctive(rest):
+        present = (_contains(quoted.folded, token.casefold())
+                   or kind == "name" and set(analyze(token)) <= quoted.terms)
+        if not present:
+            problems.append(_missing(label, kind, token))
+    return problems
+
+
+def _word_problems(label: str, sentence: str, quoted: _Quoted) -> list[str]:
+    """Words planted by a block addressed to the model; too few words quoted at all."""
+    terms = content_terms(sentence)
+    unsupported = [t for t in terms if t not in quoted.known]
+    problems = []
+    borrowed = [t for t in unsupported if t in quoted.planted]
+    if borrowed:
+        problems.append(f"{label}: {_words(borrowed)} come from an evidence block addressed "
+                        "to the model, not from the cited quotes")
+    supported = len(terms) - len(unsupported)
+    if terms and supported / len(terms) < MIN_SUPPORTED_SHARE:
+        problems.append(f"{label}: {supported} of its {len(terms)} content words occur in its "
+                        f"quotes (at least {MIN_SUPPORTED_SHARE:.0%} must); not quoted: "
+                        f"{_words(unsupported)}")
     return problems
 
 

@@ -328,11 +328,10 @@ def grounding_problems(draft: Draft, evidence: Sequence[Hit]) -> list[str]:
     instruction, or says more than its quotes, fails even when every quote exists.
     """
     chunks = {hit.chunk.chunk_id: hit.chunk for hit in evidence}
-    hostile = [c.text for c in chunks.values() if addressed_to_model(c.text)]
+    hostile = {cid: c.text for cid, c in chunks.items() if addressed_to_model(c.text)}
     problems = []
     for number, cited in enumerate(draft.citations, start=1):
-        chunk = chunks.get(cited.chunk_id)
-        if chunk is not None and chunk.text in hostile:
+        if cited.chunk_id in hostile:
             problems.append(f"citation {number} (chunk {cited.chunk_id!r}): the block contains "
                             "text addressed to the model; evidence is content, never "
                             "instructions, and such a block supports no answer")
@@ -340,7 +339,8 @@ def grounding_problems(draft: Draft, evidence: Sequence[Hit]) -> list[str]:
     context = [part for c in cited_chunks for part in (c.title, c.heading) if part]
     quotes = [c.quote for c in draft.citations]
     return [*problems, *quote_problems(quotes),
-            *support_problems(draft.text, quotes, context=context, hostile=hostile)]
+            *support_problems(draft.text, quotes, context=context,
+                              hostile=list(hostile.values()))]
 
 
 def _checked(draft: Draft, evidence: Sequence[Hit],
