@@ -4,15 +4,21 @@ A real HTTP server (``http.server`` in a thread, port 0) with ``POST /v1/chat/co
 ``POST /v1/responses`` and ``GET /v1/models``. Each POST takes the next :class:`Reply` from
 the script queue and records the request body it received, so a test can compare what the
 SDK actually sent. A reply given as ``content`` is wrapped in the right shape for whichever
-endpoint was called, so one script serves both APIs.
+endpoint was called, so one script serves both APIs. When the queue is empty, a
+``responder`` (if set) makes the reply from the request body: a scripted model that cites
+whichever evidence label holds its quote (:func:`citing`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import threading
 import time
+import unicodedata
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,7 +30,7 @@ USAGE = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
 class Reply:
     content: str | None = None  # the model's text, wrapped for the endpoint called
     status: int = 200
-    raw: Any = None  # the exact response body instead (dict -> JSON, str -> as is)
+    raw: Any = None  # the exact response body instead (dict -> JSON, str/bytes -> as is)
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
     finish_reason: str = "stop"
@@ -35,6 +41,28 @@ def answer_json(status: str = "answered", answer: str = "",
                 citations: list[tuple[str, str]] | None = None) -> str:
     return json.dumps({"status": status, "answer": answer,
                        "citations": [{"chunk_id": c, "quote": q} for c, q in citations or []]})
+
+
+_BLOCK = re.compile(r'<evidence label="(C\d+)"[^>]*>\n(.*?)\n</evidence>', re.DOTALL)
+
+
+def _flat(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def citing(answer: str, quotes: list[str], status: str = "answered") -> Callable[[Any], Reply]:
+    """A responder answering ``answer`` with each quote cited by the label of the first
+    evidence block that contains it (``C1`` when none does, so verification fails loudly)."""
+    def respond(body: Any) -> Reply:
+        messages = body.get("messages") or body.get("input") or []
+        user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+        blocks = _BLOCK.findall(user)
+        cited = []
+        for quote in quotes:
+            label = next((lab for lab, text in blocks if _flat(quote) in _flat(text)), "C1")
+            cited.append((label, quote))
+        return Reply(answer_json(status, answer, cited))
+    return respond
 
 
 def chat_body(reply: Reply, model: str) -> dict[str, Any]:
@@ -63,6 +91,7 @@ class StubLLM:
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.models = list(models)
+        self.responder: Callable[[Any], Reply] | None = None  # used when the script is empty
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -99,7 +128,9 @@ class StubLLM:
     def _next(self, path: str, body: Any, headers: dict[str, str]) -> Reply | None:
         with self._lock:
             self.requests.append({"path": path, "body": body, "headers": headers})
-            return self.script.popleft() if self.script else None
+            if self.script:
+                return self.script.popleft()
+        return self.responder(body) if self.responder is not None else None
 
 
 def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
@@ -108,6 +139,11 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, *args: Any) -> None:  # keep test output quiet
             pass
+
+        def handle(self) -> None:
+            # The client may hang up mid-reply (a timeout, a reply over its size limit).
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                super().handle()
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") != "/v1/models":
@@ -147,7 +183,8 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
             self._send(reply.status, payload, reply.headers)
 
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+            data = (payload if isinstance(payload, bytes)
+                    else (payload if isinstance(payload, str) else json.dumps(payload)).encode())
             try:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLES, write_jsonl
+from conftest import EXAMPLES, init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.interfaces.cli.main import app
-from llm_stub import Reply, StubLLM, answer_json
+from llm_stub import Reply, StubLLM, answer_json, citing
+from support_cases import load_cases, run_cases, summary
 
 REFUND = ("Learners can ask for a refund within 14 days of enrolling, as long as they have "
           "finished less than 20 percent of the course.")
@@ -106,3 +107,101 @@ def test_cli_ask_llm_and_dry_run(workshop: KnowledgeBase, stub: StubLLM) -> None
                                  "--llm", "openai", "--json"])
     data = json.loads(result.stdout)
     assert data["status"] == "answered" and data["citations"][0]["source"] == "setup.md#keys"
+
+
+# -- answer support, end to end ---------------------------------------------------------------
+
+EXAMPLE_CORPORA = ("workshop", "fare-rules", "kb", "notes", "hostile")
+
+
+def test_faithful_paraphrases_answer_and_every_listed_hostile_answer_is_refused(
+        tmp_path: Path, stub: StubLLM) -> None:
+    outcomes = run_cases(load_cases(EXAMPLE_CORPORA), tmp_path, stub)
+    result = summary(outcomes)
+    assert result["missed"] == 0 and result["faithful"] >= 30
+    # Measured 2 of 34 (benchmarks/RESULTS.md, "Answer support"): "No." and "可以。" added to
+    # a true sentence. Either more is a regression in the support rule.
+    assert result["false_rejection_rate"] <= 0.1, result["false_rejections"]
+    listed = [o for o in outcomes if o.case["kind"] == "hostile" and o.case["listed"]]
+    assert len(listed) >= 15 and all(o.retrieved for o in listed)
+    for outcome in listed:
+        assert outcome.status == "unverified", (outcome.case["id"], outcome.case["attack"])
+        assert outcome.problems  # the verdict names what was unsupported
+
+
+def test_a_canary_in_the_answer_is_refused_the_same_with_or_without_the_hidden_document(
+        tmp_path: Path, stub: StubLLM) -> None:
+    # The model is never sent blocked text, so an hr canary in its answer came from elsewhere
+    # (the question, chance); the support rule refuses it because no quote contains it, and
+    # the verdict reads nothing hidden: it is the same whether the hr document exists or not.
+    hr = {"doc_id": "hr-bands", "title": "Salary bands", "roles": ["hr"],
+          "text": "Refund days for hr learners: the hr canary is Bluebird and textcanaryhr0."}
+    verdicts = []
+    for name, extra in (("with", [hr]), ("without", [])):
+        kb = KnowledgeBase.open(tmp_path / name)
+        kb.ingest([EXAMPLES / "workshop" / "documents.jsonl",
+                   write_jsonl(tmp_path / f"{name}.jsonl", extra or [{
+                       "doc_id": "filler", "title": "x", "roles": ["hr"], "text": "Unrelated."}])])
+        stub.responder = citing("Learners from Project Bluebird can ask for a refund within "
+                                "14 days of enrolling (textcanaryhr0).", [REFUND])
+        answer = kb.ask("How many days do learners have for refunds?", llm="openai",
+                        principal=Principal("reader"))
+        trace = kb.trace(answer.trace_id)
+        kb.close()
+        assert answer.status == "unverified" and "Bluebird" not in answer.answer
+        assert not any("hr canary" in json.dumps(b) for b in stub.bodies())
+        verdicts.append([a["verification"]["problems"] for a in trace["attempts"]])
+        stub.requests.clear()
+    assert verdicts[0] == verdicts[1]
+    assert any("'Bluebird' occurs in none of its quotes" in p for p in verdicts[0][0])
+    assert any("'textcanaryhr0' occurs in none of its quotes" in p for p in verdicts[0][0])
+
+
+# -- model internals stay out of what callers of a server see ---------------------------------
+
+def test_a_model_configuration_error_over_http_and_mcp_names_no_endpoint_model_or_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("fastapi")
+    pytest.importorskip("mcp")
+    import anyio
+    from fastapi.testclient import TestClient
+    from mcp import Client
+
+    from glassrag.interfaces.http.app import create_app
+    from glassrag.interfaces.mcp import build_server
+    from glassrag.store.bearer_tokens import create_token
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    kb_dir = init_kb_with(tmp_path / "kb", '# profile = "openai"', 'profile = "openai"')
+    with KnowledgeBase.open(kb_dir) as kb:
+        kb.ingest([EXAMPLES / "workshop" / "documents.jsonl"])
+        token = create_token(kb.store, "reader", ["public"])
+    internals = ("OPENAI_API_KEY", "api.openai.com", "gpt-4o-mini")
+    question = {"question": "How many days do learners have for refunds?"}
+    with TestClient(create_app(kb_dir)) as client:
+        response = client.post("/ask", json=question,
+                               headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 400
+    assert response.json() == {"error": {
+        "code": "llm_config", "status": 400, "message": "the language model is not "
+        "configured: its API key is missing (the details are in the server log)"}}
+    # The detail goes to the server log, for whoever runs the server.
+    assert any("OPENAI_API_KEY" in r.getMessage() for r in caplog.records)
+
+    async def over_mcp() -> str:
+        with KnowledgeBase.open(kb_dir) as kb:
+            async with Client(build_server(kb, Principal("reader"))) as mcp:
+                result = await mcp.call_tool("ask", question)
+                assert result.is_error
+                return str(result.content[0].text)
+
+    tool_error = anyio.run(over_mcp)
+    assert '"code": "llm_config"' in tool_error
+    for text in (response.text, tool_error):
+        assert not any(secret in text for secret in internals), text
+    # The CLI runs for whoever holds the knowledge base: it keeps the detail.
+    result = CliRunner().invoke(app, ["--kb", str(kb_dir), "ask", question["question"],
+                                      "--json"])
+    assert result.exit_code != 0 and "OPENAI_API_KEY" in result.stdout

@@ -198,7 +198,9 @@ def test_a_slow_reply_past_the_timeout_is_unverified(stub: StubLLM) -> None:
     assert time.perf_counter() - start < 1.5
     assert draft is None and not verdict.ok and len(attempts) == 2
     assert all(a["error"].startswith("timed out after 0.25s: POST ") for a in attempts)
-    assert stub.base_url in verdict.problems[0] and "gave up after 2 tries" in verdict.problems[0]
+    assert stub.base_url in attempts[-1]["error"]  # the attempt record names the endpoint
+    # The verdict, which whoever asked may see, does not.
+    assert verdict.problems == ("the model request timed out after 0.25s (gave up after 2 tries)",)
     assert sleeps == [0.5]
 
 
@@ -229,8 +231,10 @@ def test_a_client_error_is_not_retried(stub: StubLLM) -> None:
     stub.push(Reply("model 'nope' not found", status=404))
     draft, verdict, attempts = run(make(stub))
     assert len(attempts) == 1 and not verdict.ok
-    assert verdict.problems[0] == (
+    assert attempts[0]["error"] == (
         f"HTTP 404 from POST {stub.base_url}/chat/completions: model 'nope' not found")
+    assert verdict.problems == ("the model endpoint answered HTTP 404",)
+    assert attempts[0]["verification"]["problems"] == ["the model endpoint answered HTTP 404"]
 
 
 @pytest.mark.parametrize(("reply", "error"), [
@@ -424,3 +428,83 @@ def test_answers_from_a_real_knowledge_base(kb: KnowledgeBase, tmp_path: Path,
     assert verdict.ok and draft is not None
     assert verdict.citations[0].chunk_id == evidence[0].chunk.chunk_id
     assert verdict.citations[0].line_start == 3
+
+
+# -- bounded replies ----------------------------------------------------------------------------
+
+def huge_reply(citations: int) -> str:
+    """A reply of the red team's shape: one answer, very many (valid-looking) citations."""
+    return answer_json("answered", "Refund requests are accepted within 14 days of enrollment.",
+                       [("C1", "Refund requests are accepted within 14 days")] * citations)
+
+
+def chat(content: str) -> dict[str, Any]:
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "stub-model",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}]}
+
+
+def test_an_oversized_reply_is_a_failed_attempt_with_a_truncated_raw_reply(
+        stub: StubLLM) -> None:
+    big = json.dumps(chat(huge_reply(60_000)))  # about 3.5 MB
+    assert len(big) > 3_000_000
+    stub.push(Reply(raw=big), Reply(GOOD))
+    draft, verdict, attempts = run(make(stub, max_reply_bytes=1_048_576))
+    first = attempts[0]
+    assert first["parse_error"].endswith("the reply is larger than 1048576 bytes ([llm] "
+                                         "max_reply_bytes); the reply was not read further")
+    assert first["verification"]["ok"] is False and first["http_status"] == 200
+    raw = first["raw_response"]
+    assert isinstance(raw, str) and len(raw) < 17_000
+    assert raw.endswith("[glassrag: reply truncated: it exceeded max_reply_bytes = 1048576; "
+                        "only the first 16384 bytes are kept]")
+    assert raw.startswith(big[:1000])
+    # A failed reply is retried with the stricter prompt, which says why.
+    assert verdict.ok and draft is not None and len(attempts) == 2
+    assert "max_reply_bytes" in stub.bodies()[1]["messages"][1]["content"]
+
+
+def test_a_compressed_reply_is_bounded_after_decompression(stub: StubLLM) -> None:
+    import gzip
+
+    bomb = gzip.compress(json.dumps(chat(huge_reply(60_000))).encode())
+    assert len(bomb) < 100_000  # small on the wire, megabytes once inflated
+    stub.push(Reply(raw=bomb, headers={"Content-Encoding": "gzip"}))
+    small = gzip.compress(json.dumps(chat(GOOD)).encode())
+    stub.push(Reply(raw=small, headers={"Content-Encoding": "gzip"}))
+    draft, verdict, attempts = run(make(stub, max_reply_bytes=1_048_576))
+    assert "larger than 1048576 bytes" in attempts[0]["parse_error"]
+    assert verdict.ok and draft is not None  # an ordinary gzip reply still reads
+    assert stub.requests[0]["headers"]["accept-encoding"] == "identity"
+
+
+def test_an_oversized_error_body_is_bounded_too(stub: StubLLM) -> None:
+    stub.push(Reply(raw="x" * 3_000_000, status=500))
+    draft, verdict, attempts = run(make(stub, max_reply_bytes=4096, retries=0))
+    assert draft is None and not verdict.ok and len(attempts) == 1
+    assert attempts[0]["http_status"] == 500 and len(attempts[0]["raw_response"]) < 17_000
+    assert "larger than 4096 bytes" in verdict.problems[0]
+
+
+def test_a_reply_with_too_many_citations_is_refused_whole(stub: StubLLM) -> None:
+    stub.push(Reply(huge_reply(51)))
+    draft, verdict, attempts = run(make(stub, max_citations=50, retries=0))
+    assert draft is None and not verdict.ok
+    assert attempts[0]["parse_error"] == (
+        "the reply has 51 citations; at most 50 are accepted ([llm] max_citations)")
+    stub.push(Reply(huge_reply(50)))
+    assert run(make(stub, max_citations=50, retries=0))[1].ok
+
+
+def test_reply_bounds_are_llm_settings_written_by_init(tmp_path: Path) -> None:
+    KnowledgeBase.init(tmp_path / "kb").close()
+    text = (tmp_path / "kb" / "glassrag.toml").read_text()
+    assert "\nmax_reply_bytes = 1048576\n" in text and "\nmax_citations = 50\n" in text
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    settings = kb.settings.llm.to_llm_settings("openai")
+    kb.close()
+    assert (settings.max_reply_bytes, settings.max_citations) == (1_048_576, 50)
+    with pytest.raises(InvalidInput, match="max_reply_bytes"):
+        LLMSettings(max_reply_bytes=10)
+    with pytest.raises(InvalidInput, match="max_citations"):
+        LLMSettings(max_citations=0)

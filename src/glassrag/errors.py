@@ -3,6 +3,12 @@
 Each error carries an HTTP status and a short machine code, so the CLI and the HTTP layer
 can turn any of them into the same JSON shape: ``{"error": {"code", "message", "status"}}``.
 Messages name the file, line or field at fault and never mention blocked documents.
+
+Some messages name internals a caller has no business seeing, such as the model endpoint's
+URL, the model's name or the name of the variable holding its key. Such an error also
+carries a ``public_message`` saying what failed in general terms: :meth:`~GlassragError.to_dict`
+gives that, without details, unless asked for the detail (the CLI, run by whoever holds the
+knowledge base, asks; the HTTP API and MCP do not, and the server logs the detail).
 """
 
 from __future__ import annotations
@@ -14,12 +20,19 @@ class GlassragError(Exception):
     status = 500
     code = "internal_error"
 
-    def __init__(self, message: str, **details: Any) -> None:
+    def __init__(self, message: str, *, public_message: str | None = None,
+                 **details: Any) -> None:
         super().__init__(message)
-        self.message = message
+        self.message = message  # the full detail
+        self.public_message = public_message  # None: ``message`` is safe for any caller
         self.details = details
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, detail: bool = False) -> dict[str, Any]:
+        """The JSON error body. Without ``detail``, an error that has a public message
+        gives only that (no details): what any caller of a server may see."""
+        if self.public_message is not None and not detail:
+            return {"error": {"code": self.code, "message": self.public_message,
+                              "status": self.status}}
         body: dict[str, Any] = {"code": self.code, "message": self.message, "status": self.status}
         if self.details:
             body["details"] = self.details

@@ -121,6 +121,8 @@ class LLMSection(_Section):
     http_retries: int = Field(default=3, ge=0, le=10)
     structured_output: Literal["json_schema", "json_object", "text"] | None = None
     rewrite_query: bool = False
+    max_reply_bytes: int = Field(default=1_048_576, ge=1024, le=1 << 30)
+    max_citations: int = Field(default=50, ge=1, le=1000)
 
     def to_llm_settings(self, profile: str | None = None) -> Any:
         from glassrag.llm.client import LLMSettings
@@ -294,6 +296,11 @@ http_retries = 3
 # one nothing is sent. A failed rewrite falls back to the question; the trace shows it.
 # ask --rewrite / --no-rewrite overrides this per question.
 rewrite_query = false
+# Read at most this many bytes of one model reply (after decompression); a longer reply is a
+# failed attempt, and the trace keeps only its first 16 KiB, marked as truncated.
+max_reply_bytes = 1048576
+# A reply with more citations than this is refused whole (a failed attempt).
+max_citations = 50
 
 [server]
 # Requests without a valid bearer token: false answers 401; true serves them as the

@@ -82,6 +82,8 @@ class LLMSettings:
     http_retries: int = 3  # per request: timeouts, connection errors, 429, 5xx
     structured_output: str | None = None  # json_schema | json_object | text
     rewrite_query: bool = False  # ask the model for a search query first (docs/llm.md)
+    max_reply_bytes: int = 1_048_576  # read no more of one reply (decompressed) than this
+    max_citations: int = 50  # a reply citing more is refused whole
 
     def __post_init__(self) -> None:
         checks = [
@@ -94,6 +96,9 @@ class LLMSettings:
             (0.0 <= self.temperature <= 2.0, "temperature must be between 0 and 2"),
             (0 <= self.retries <= 10, "retries must be between 0 and 10"),
             (0 <= self.http_retries <= 10, "http_retries must be between 0 and 10"),
+            (1024 <= self.max_reply_bytes <= 1 << 30,
+             "max_reply_bytes must be between 1024 and 1073741824"),
+            (1 <= self.max_citations <= 1000, "max_citations must be between 1 and 1000"),
         ]
         for ok, message in checks:
             if not ok:

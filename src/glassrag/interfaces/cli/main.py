@@ -80,7 +80,7 @@ def _errors(as_json: bool) -> Iterator[None]:
         yield
     except GlassragError as exc:
         if as_json:
-            print(json.dumps(exc.to_dict(), ensure_ascii=False))
+            print(json.dumps(exc.to_dict(detail=True), ensure_ascii=False))
         else:
             err.print(f"[red]error:[/red] {exc.message}", markup=True)
         raise typer.Exit(_exit_code(exc)) from None

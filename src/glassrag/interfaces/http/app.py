@@ -10,6 +10,7 @@ own lock serialises SQLite and Tantivy use.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +28,8 @@ from glassrag.errors import GlassragError, InvalidInput, NotFound
 from glassrag.kb import KnowledgeBase
 from glassrag.records import Chunk, Document, Principal
 from glassrag.store.bearer_tokens import Forbidden, Unauthorized, principal_for
+
+log = logging.getLogger("glassrag.interfaces.http.app")
 
 WEB_DIR = Path(__file__).parent / "web"
 ANONYMOUS = "anonymous"
@@ -152,6 +155,8 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
 
     @app.exception_handler(GlassragError)
     def _glassrag_error(_: Request, exc: GlassragError) -> JSONResponse:
+        if exc.public_message is not None:  # the caller gets the public message only
+            log.warning("%s: %s", exc.code, exc.message)
         return _error_response(exc)
 
     @app.exception_handler(RequestValidationError)
