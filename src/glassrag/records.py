@@ -67,6 +67,9 @@ class ChunkSpan:
 
     ``text == document_text[char_start:char_end]`` always holds; line numbers are 1-based
     and inclusive, counted in the original file (``line_offset`` already added).
+    ``heading`` is the nearest heading, or for the ``docs`` chunker the heading path
+    (``"Timeouts › Setting a default"``). ``index_text``, when set, is what search analyses
+    instead of ``text`` (the heading path plus the text with markup reduced).
     """
 
     text: str
@@ -75,6 +78,7 @@ class ChunkSpan:
     char_start: int
     char_end: int
     heading: str | None = None
+    index_text: str | None = None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from glassrag.text.analysis import analyze
 
 # Part of every fingerprint: bump when analysis or chunking output changes for the same input,
 # so the next ingest re-processes everything.
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"
 
 Progress = Callable[[int, int], None]
 
@@ -63,7 +63,8 @@ def content_hash(text: str) -> str:
 def _chunk_options(settings: Settings) -> ChunkOptions:
     c = settings.chunking
     return ChunkOptions(
-        max_chars=c.max_chars, sentences_per_chunk=c.sentences_per_chunk,
+        max_chars=c.max_chars, docs_max_chars=c.docs_max_chars,
+        sentences_per_chunk=c.sentences_per_chunk,
         size=c.size, overlap=c.overlap,
     )
 
@@ -293,13 +294,15 @@ def _prepare(
     previous = known.get(doc.doc_id)
     if previous is not None and previous[0] == fingerprint and previous[2] == doc.path:
         return None
-    spans = chunk_text(doc.text, chunker, line_offset=doc.line_offset, options=chunk_options)
+    spans = chunk_text(doc.text, chunker, line_offset=doc.line_offset, options=chunk_options,
+                       syntax="rst" if doc.parser == "rst" else "markdown")
     if not spans:
         raise InvalidInput("no text to index after chunking (the document is blank)")
     # The title is indexed with every chunk (as seed 000 scores title + text): a chunk deep
     # in a document is still about what the document is called.
     title_tokens = analyze(doc.title) if doc.title else []
-    tokens = [title_tokens + analyze(span.text) for span in spans]
+    # A docs chunk's index_text adds its heading path, so the section it sits in is searchable.
+    tokens = [title_tokens + analyze(span.index_text or span.text) for span in spans]
     version = 1
     if previous is not None:
         version = previous[1] if previous[3] == text_hash else previous[1] + 1

@@ -29,7 +29,7 @@ __all__ = [
     "read_file",
 ]
 
-TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".jsonl")
+TEXT_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".jsonl")
 # Text formats first, then what the parsers registry reads (PDF, Word, HTML, ...).
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES + tuple(s for p in PARSERS for s in p.suffixes)
 
@@ -218,6 +218,8 @@ def read_file(
         _read_jsonl(text, ctx, result)
     elif suffix == ".txt":
         _read_text(text, path.stem, ctx, result)
+    elif suffix == ".rst":
+        _read_rst(text, path.stem, ctx, result)
     else:
         _read_markdown(text, path.stem, ctx, result)
     return result
@@ -357,6 +359,14 @@ def _read_markdown(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
     result.documents.append(
         ctx.doc(body, parser="markdown", line_offset=offset, metadata=meta, **fields)
     )
+
+
+def _read_rst(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
+    """reStructuredText: the file's own text (so lines stay exact), titled by its first
+    section title. Roles come from the roles rules file or the ingest call."""
+    from glassrag.parsers.rst import rst_title
+
+    result.documents.append(ctx.doc(text, title=rst_title(text) or stem, parser="rst"))
 
 
 def _first_heading(lines: list[str]) -> str | None:
