@@ -203,6 +203,8 @@ class IngestReport:
     took_ms: float = 0.0
     # Per parser name ("markdown", "pdf", ...): files it read and chunks written from them.
     parsers: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Files inside ingested directories that were not read, by reason ("unsupported type").
+    skipped: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -217,6 +219,7 @@ class IngestReport:
             "chunks": self.chunks,
             "failed": [{"path": f.path, "error": f.error} for f in self.failed],
             "parsers": {name: dict(counts) for name, counts in sorted(self.parsers.items())},
+            "skipped": dict(sorted(self.skipped.items())),
             "took_ms": round(self.took_ms, 1),
         }
 
@@ -278,12 +281,14 @@ class Citation:
     content_hash: str = ""
     page: int | None = None
     slide: int | None = None
+    #: The cited chunk's heading path ("Timeouts › Setting a default"), if it has one.
+    heading: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "chunk_id": self.chunk_id, "doc_id": self.doc_id, "source": self.source,
             "title": self.title, "line_start": self.line_start, "line_end": self.line_end,
-            **_position(self.page, self.slide),
+            **_position(self.page, self.slide), "heading": self.heading,
             "quote": self.quote, "doc_version": self.doc_version,
             "content_hash": self.content_hash,
         }

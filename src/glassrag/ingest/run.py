@@ -23,7 +23,7 @@ from glassrag.ingest.chunking import ChunkOptions, chunk_text
 from glassrag.ingest.discovery import discover
 from glassrag.ingest.roles_rules import RolesRules
 from glassrag.parsers import ParseOptions
-from glassrag.parsers.readers import read_file
+from glassrag.parsers.readers import is_supported, read_file
 from glassrag.records import Document, FailedInput, IngestReport, SourceDocument
 from glassrag.settings import Settings
 from glassrag.store.database import NewDocument, Store
@@ -132,7 +132,8 @@ def _run_ingest(
             )
     include = list(options.include or settings.ingest.include) or None
     exclude = list(options.exclude or settings.ingest.exclude) or None
-    files, failures = discover([Path(p) for p in paths], include=include, exclude=exclude)
+    files, failures = discover([Path(p) for p in paths], include=include, exclude=exclude,
+                               supported=is_supported, skipped=report.skipped)
     report.failed.extend(failures)
     chunk_options = _chunk_options(settings)
     known = store.fingerprints()
@@ -236,11 +237,20 @@ def _settings_key(settings: Settings, options: IngestOptions, chunk_options: Chu
 
 
 def _file_digest(file: Path, max_bytes: int) -> str | None:
-    """sha256 of the file's bytes, or None when it cannot (or should not) be read here."""
+    """sha256 of the file's bytes, or None when it cannot (or should not) be read here.
+
+    JSONL is read record by record, so the cap is per record and the file may be larger.
+    """
     try:
-        if not file.is_file() or file.stat().st_size > max_bytes:
+        if not file.is_file():
             return None
-        return hashlib.sha256(file.read_bytes()).hexdigest()
+        if file.stat().st_size > max_bytes and file.suffix.lower() != ".jsonl":
+            return None
+        digest = hashlib.sha256()
+        with open(file, "rb") as fh:
+            while block := fh.read(1 << 20):
+                digest.update(block)
+        return digest.hexdigest()
     except OSError:
         return None
 

@@ -21,10 +21,16 @@ from bisect import bisect_right
 __all__ = ["split_sentences", "sentence_texts"]
 
 _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
-# A run of terminators and the quotes/brackets that close the sentence with them.
-_LATIN_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|\Z)")
-_CJK_END = re.compile(r"[\u3002\uff01\uff1f]+[\u300d\u300f\u201d\u2019\uff09)\]]*")
-_CJK_END_SEMICOLON = re.compile(r"[\u3002\uff01\uff1f\uff1b]+[\u300d\u300f\u201d\u2019\uff09)\]]*")
+# A run of terminators and the quotes/brackets that close the sentence with them: Latin ones
+# only before whitespace, CJK ones anywhere. One pattern, so the text is scanned once.
+# (The leading lookahead lets the regex engine skip to a terminator quickly: it measured about
+# twice as fast as the bare alternation.)
+_LATIN = r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|\Z)"
+_CJK_CLOSERS = r"[\u300d\u300f\u201d\u2019\uff09)\]]*"
+_END = re.compile(rf"(?=[.!?\u3002\uff01\uff1f])(?:{_LATIN}|[\u3002\uff01\uff1f]+{_CJK_CLOSERS})")
+_END_SEMICOLON = re.compile(
+    rf"(?=[.!?\u3002\uff01\uff1f\uff1b])(?:{_LATIN}|[\u3002\uff01\uff1f\uff1b]+{_CJK_CLOSERS})"
+)
 # Regions in which no terminator counts: `inline code` (any backtick run, closed by the same
 # run) and URLs (minus the punctuation that ends the sentence around them).
 _PROTECTED = re.compile(r"(`+)(?:(?!\1)(?!\n[ \t]*\n).)+?\1|https?://[^\s<>()\[\]`]+[^\s<>()\[\]`.,;:!?'\"]",
@@ -86,13 +92,13 @@ def _opens_literal(line: str) -> bool:
 
 def _is_abbreviation(text: str, line_start: int, dot: int) -> bool:
     """Whether the period at ``dot`` closes an abbreviation or a list number, not a sentence."""
-    before = text[line_start:dot]
-    if _LIST_NUMBER.fullmatch(before):
+    if dot - line_start <= 8 and _LIST_NUMBER.fullmatch(text, line_start, dot):
         return True
-    words = before.split()
-    if not words:
+    # Only the word before the period matters; look no further back than a long one.
+    word = text[max(line_start, dot - 16) : dot]
+    word = word[word.rfind(" ") + 1 :].lstrip("([{\"'*_\t").lower()
+    if not word:
         return False
-    word = words[-1].lstrip("([{\"'*_").lower()
     return word in _ABBREVIATIONS or _DOTTED.fullmatch(word) is not None
 
 
@@ -153,25 +159,21 @@ def split_sentences(
     >>> split_sentences("Refunds take 3.5 days. Ask us!\\n退票。改签")
     [(0, 22), (23, 30), (31, 34), (34, 36)]
     """
-    breaks, code = _hard_breaks(text, every_line)
+    breaks, code = _hard_breaks(text, every_line) if "\n" in text else ([], [])
     ends: set[int] = set(breaks)
     protected = _protected(text) if ("`" in text or "://" in text) else []
     if code:
         protected = sorted(protected + code)
     starts = [start for start, _ in protected]
-    for match in _LATIN_END.finditer(text):
-        if protected and _inside(protected, starts, match.start()):
+    for match in (_END_SEMICOLON if semicolons else _END).finditer(text):
+        dot = match.start()
+        if protected and _inside(protected, starts, dot):
             continue
-        mark = match.group().rstrip(_CLOSERS)
-        if mark == "." and _is_abbreviation(
-            text, text.rfind("\n", 0, match.start()) + 1, match.start()
+        if text[dot] == "." and match.group().rstrip(_CLOSERS) == "." and _is_abbreviation(
+            text, text.rfind("\n", 0, dot) + 1, dot
         ):
             continue
         ends.add(match.end())
-    cjk = _CJK_END_SEMICOLON if semicolons else _CJK_END
-    for match in cjk.finditer(text):
-        if not (protected and _inside(protected, starts, match.start())):
-            ends.add(match.end())
     spans: list[tuple[int, int]] = []
     start = 0
     for end in sorted(ends):
