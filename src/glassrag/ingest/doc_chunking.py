@@ -9,9 +9,9 @@
 * Prose too long for one chunk splits at sentence ends; a single sentence longer than
   ``max_chars`` (CJK written as one line) at line ends, then spaces, then after
   ``max_chars`` characters. Nothing is an error and nothing is dropped.
-* Lines that only open or close something (a code fence, ``:::``, ``<div>``) never make a
-  chunk of their own: they join the neighbouring chunk even when that passes ``max_chars``
-  by their length.
+* Lines that only open or close something (a code fence, ``:::``, ``<div>``) and headings
+  never make a chunk of their own: they join the neighbouring chunk even when that passes
+  ``max_chars`` by their length.
 
 Every chunk is an exact, whitespace-trimmed slice of the text; together they cover every
 non-blank line. ``index_text`` (what search analyses) is the heading path followed by the
@@ -38,6 +38,7 @@ class _Piece:
     start: int
     end: int
     glue: bool = False  # must stay in the same chunk as the next piece
+    free: bool = False  # a heading: it may push its chunk past the cap rather than be alone
 
 
 @dataclass
@@ -56,6 +57,10 @@ class _Text:
         self.offsets = [0, *accumulate(len(line) + 1 for line in self.lines)]
 
     def span(self, first: int, last: int) -> tuple[int, int]:
+        while first < last and not self.lines[first].strip():
+            first += 1
+        while last > first and not self.lines[last].strip():
+            last -= 1
         line = self.lines[first]
         start = self.offsets[first] + len(line) - len(line.lstrip())
         return start, self.offsets[last] + len(self.lines[last].rstrip())
@@ -161,6 +166,8 @@ def _section_pieces(doc: _Text, blocks: list[Block], cap: int) -> list[_Piece]:
                 own = _sentence_pieces(doc.text, own[0].start, own[0].end, cap)
         if block.kind == "heading" or introduces or _opens(doc.lines, block):
             own[-1].glue = True
+        if block.kind == "heading" and len(own) == 1:
+            own[0].free = True
         elif block.kind == "marker" and pieces:
             pieces[-1].glue = True  # a closing marker stays with what it closes
         pieces.extend(own)
@@ -251,7 +258,10 @@ def _pack(pieces: list[_Piece], cap: int) -> list[tuple[int, int]]:
         j = i
         while pieces[j].glue and j + 1 < len(pieces):
             j += 1
-        while j > i and pieces[j].end - pieces[i].start > cap:
+        # A heading does not count against the cap of the unit it leads: better a chunk a
+        # heading line too long than a heading alone or an introduction torn from its code.
+        first = i + 1 if pieces[i].free and j > i else i
+        while j > first and pieces[j].end - pieces[first].start > cap:
             j -= 1
         start, end = pieces[i].start, pieces[j].end
         if open_start >= 0 and end - open_start <= cap:
