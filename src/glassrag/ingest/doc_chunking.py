@@ -277,19 +277,26 @@ def _pack(pieces: list[_Piece], cap: int) -> list[tuple[int, int]]:
 
 
 def _absorb_markers(doc: _Text, chunks: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Merge a chunk made only of marker lines (fences, ``:::``, tags) into a neighbour."""
+    """Merge a chunk made only of marker lines (fences, ``:::``, tags) into the chunk before
+    it, or else the one after it. Only into a chunk with real text: a run of nothing but
+    markers (a file of fences) stays as the packer cut it."""
+    markers = [_markers_only(doc, chunk) for chunk in chunks]
     out: list[tuple[int, int]] = []
-    pending: tuple[int, int] | None = None
-    for start, end in chunks:
-        if pending is not None:
-            start, pending = pending[0], None
-        if all(is_marker_line(line) for line in doc.text[start:end].split("\n") if line.strip()):
-            if out:
-                out[-1] = (out[-1][0], end)
-            else:
-                pending = (start, end)
-            continue
-        out.append((start, end))
-    if pending is not None:
-        out.append(pending)
+    # Per chunk of out: "text" (text of its own, may still take a closing marker), "marker"
+    # (only markers: may still take the text that follows) or "done".
+    state: list[str] = []
+    for (start, end), marker in zip(chunks, markers, strict=True):
+        if out and marker and state[-1] == "text":
+            out[-1], state[-1] = (out[-1][0], end), "done"  # a closing fence joins its code
+        elif out and not marker and state[-1] == "marker":
+            out[-1], state[-1] = (out[-1][0], end), "text"  # an opening one joins what follows
+        else:
+            out.append((start, end))
+            state.append("marker" if marker else "text")
     return out
+
+
+def _markers_only(doc: _Text, chunk: tuple[int, int]) -> bool:
+    """Whether a chunk holds nothing but marker lines."""
+    text = doc.text[chunk[0] : chunk[1]]
+    return all(is_marker_line(line) for line in text.split("\n") if line.strip())

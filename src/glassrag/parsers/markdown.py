@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from glassrag.errors import ChunkingError
 from glassrag.parsers.blocks import Block, clean_heading, trim
 
 __all__ = ["markdown_blocks"]
 
+#: Containers nest at most this deep (markdown-it's own cap on nested blocks is 20).
+MAX_NESTING = 20
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,})[ \t]*([\w-]+.*?)[ \t]*$")
 _CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
@@ -85,6 +88,8 @@ def _shadow(lines: list[str]) -> tuple[list[str], list[_Container], set[int]]:
             if open_colons:
                 open_colons.pop()[1].end = index
                 shadow[index] = ""
+        elif len(open_colons) + len(admonitions) >= MAX_NESTING:
+            continue  # deeper containers are read as text, as markdown-it caps its nesting
         elif match := _CONTAINER_OPEN.match(body):
             container = _Container(index)
             containers.append(container)
@@ -116,7 +121,10 @@ def _last_content(lines: list[str], index: int) -> int:
 
 
 def _token_blocks(shadow: list[str]) -> list[Block]:
-    tokens = _parser().parse("\n".join(shadow))
+    try:
+        tokens = _parser().parse("\n".join(shadow))
+    except Exception as exc:  # noqa: BLE001 - a parser failure is this file's error, not a crash
+        raise ChunkingError(f"cannot read the Markdown structure: {type(exc).__name__}") from exc
     blocks: list[Block] = []
     for i, token in enumerate(tokens):
         if token.level != 0 or token.map is None:
@@ -195,28 +203,23 @@ def _fill_gaps(blocks: list[Block], lines: list[str], containers: list[_Containe
 
 
 def _nest(blocks: list[Block], containers: list[_Container]) -> list[Block]:
-    """Move the blocks inside each container into it (innermost first)."""
-    spans = sorted(((c.start, c.end) for c in containers if c.end > c.start),
-                   key=lambda s: (s[0], -s[1]))
-    return _nest_range(blocks, spans)
-
-
-def _nest_range(blocks: list[Block], spans: list[tuple[int, int]]) -> list[Block]:
+    """Move the blocks inside each container into it, in one pass over the blocks."""
+    ends = {c.start: c.end for c in containers if c.end > c.start}
     out: list[Block] = []
-    i = 0
-    while i < len(blocks):
-        block = blocks[i]
-        span = next((s for s in spans if s[0] == block.start and block.kind == "marker"), None)
-        if span is None:
-            out.append(block)
-            i += 1
-            continue
-        j = i + 1
-        while j < len(blocks) and blocks[j].end <= span[1]:
-            j += 1
-        inner = [s for s in spans if span[0] < s[0] and s[1] <= span[1]]
-        children = [block, *_nest_range(blocks[i + 1 : j], inner)]
-        out.append(Block("container", span[0], max(span[1], blocks[j - 1].end),
-                         children=tuple(children)))
-        i = j
+    stack: list[tuple[int, int, list[Block]]] = []  # (start, end, children) of open ones
+
+    def close() -> None:
+        start, end, children = stack.pop()
+        block = Block("container", start, max(end, children[-1].end), children=tuple(children))
+        (stack[-1][2] if stack else out).append(block)
+
+    for block in blocks:
+        while stack and block.start > stack[-1][1]:
+            close()
+        if block.kind == "marker" and block.start in ends:
+            stack.append((block.start, ends[block.start], [block]))
+        else:
+            (stack[-1][2] if stack else out).append(block)
+    while stack:
+        close()
     return out

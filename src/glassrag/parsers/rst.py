@@ -75,13 +75,18 @@ def _paragraph_end(lines: list[str], i: int) -> int:
     return j
 
 
+#: Directive bodies are read as blocks this many levels deep; deeper ones are plain text.
+MAX_NESTING = 20
+
+
 def rst_blocks(text: str) -> list[Block]:
     """The blocks of a reST text, in line order; every non-blank line is in one block."""
-    return _blocks(text.split("\n"), 0, len(text.split("\n")) - 1, {})
+    lines = text.split("\n")
+    return _blocks(lines, 0, len(lines) - 1, {})
 
 
 def _blocks(lines: list[str], start: int, stop: int, styles: dict[tuple[str, bool], int],
-            top: bool = True) -> list[Block]:
+            depth: int = 0) -> list[Block]:
     blocks: list[Block] = []
     i = start
     while i <= stop:
@@ -89,7 +94,7 @@ def _blocks(lines: list[str], start: int, stop: int, styles: dict[tuple[str, boo
         if not line.strip():
             i += 1
             continue
-        title = _is_title(lines, i) if top else None
+        title = _is_title(lines, i) if depth == 0 else None
         if title is not None:
             end, style = title
             level = styles.setdefault(style, len(styles) + 1)
@@ -97,19 +102,19 @@ def _blocks(lines: list[str], start: int, stop: int, styles: dict[tuple[str, boo
             blocks.append(Block("heading", i, end, level=level, title=clean_heading(text)))
             i = end + 1
             continue
-        block = _block_at(lines, i, stop, styles)
+        block = _block_at(lines, i, stop, styles, depth)
         blocks.append(block)
         i = block.end + 1
     return blocks
 
 
 def _block_at(lines: list[str], i: int, stop: int,
-              styles: dict[tuple[str, bool], int]) -> Block:
+              styles: dict[tuple[str, bool], int], depth: int) -> Block:
     line = lines[i]
     indent = _indent(line)
     if match := _DIRECTIVE.match(line):
         return _directive(lines, i, min(_body_end(lines, i, indent), stop), match.group(2),
-                          styles)
+                          styles, depth)
     if _EXPLICIT.match(line):  # a label (.. _name:), comment or footnote
         return Block("marker", i, min(_body_end(lines, i, indent), stop))
     if _GRID.match(line) or _SIMPLE_TABLE.match(line):
@@ -165,7 +170,7 @@ def _item_end(lines: list[str], i: int, stop: int, indent: int) -> int:
 
 
 def _directive(lines: list[str], i: int, end: int, name: str,
-               styles: dict[tuple[str, bool], int]) -> Block:
+               styles: dict[tuple[str, bool], int], depth: int) -> Block:
     header = i
     while header + 1 <= end and _OPTION.match(lines[header + 1]):
         header += 1  # ":caption:", ":members:": part of the directive line
@@ -177,7 +182,9 @@ def _directive(lines: list[str], i: int, end: int, name: str,
         return Block(kind, i, end, cuts=tuple(range(first + 1, end + 1)))
     if end == header:
         return Block("directive", i, end)
-    children = _blocks(lines, header + 1, end, styles, top=False)
+    if depth >= MAX_NESTING:
+        return Block("text", i, end)
+    children = _blocks(lines, header + 1, end, styles, depth + 1)
     return Block("container", i, end, children=(Block("marker", i, header), *children))
 
 

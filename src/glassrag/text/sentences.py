@@ -33,7 +33,7 @@ _END_SEMICOLON = re.compile(
 )
 # Regions in which no terminator counts: `inline code` (any backtick run, closed by the same
 # run) and URLs (minus the punctuation that ends the sentence around them).
-_PROTECTED = re.compile(r"(`+)(?:(?!\1)(?!\n[ \t]*\n).)+?\1|https?://[^\s<>()\[\]`]+[^\s<>()\[\]`.,;:!?'\"]",
+_PROTECTED = re.compile(r"(`{1,16})(?!`)(?:(?!\1)(?!\n[ \t]*\n).)+?\1|https?://[^\s<>()\[\]`]+[^\s<>()\[\]`.,;:!?'\"]",
                         re.DOTALL)
 # Words whose period is not a sentence end. "etc." and "no." end sentences too often to list.
 _ABBREVIATIONS = frozenset({
