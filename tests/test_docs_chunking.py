@@ -229,3 +229,17 @@ def test_rst_file_is_read_with_its_title(tmp_path: Path) -> None:
     path.write_text(RST)
     [doc] = read_file(path).documents
     assert (doc.parser, doc.title, doc.text) == ("rst", "Quickstart", RST)
+
+
+def test_deep_nesting_and_marker_floods_are_read_within_bounds() -> None:
+    # Unclosed containers nested past Python's recursion limit, fences with nothing inside:
+    # every line is still in exactly one chunk, and no chunk is far over the cap.
+    for text, syntax in [
+        ("::: tip\n" * 1500 + "body\n", "markdown"),
+        ("".join("    " * i + "!!! note\n" for i in range(1200)) + "end\n", "markdown"),
+        ("".join(" " * i + ".. note::\n\n" for i in range(1200)) + "end\n", "rst"),
+        ("```\n" * 3000, "markdown"),
+    ]:
+        spans = docs(text, max_chars=500, syntax=syntax)
+        assert "".join("".join(s.text.split()) for s in spans) == "".join(text.split())
+        assert max(len(s.text) for s in spans) <= 1000

@@ -11,7 +11,7 @@
   ``max_chars`` characters. Nothing is an error and nothing is dropped.
 * Lines that only open or close something (a code fence, ``:::``, ``<div>``) and headings
   never make a chunk of their own: they join the neighbouring chunk even when that passes
-  ``max_chars`` by their length.
+  ``max_chars`` by their length (never past twice ``max_chars``).
 
 Every chunk is an exact, whitespace-trimmed slice of the text; together they cover every
 non-blank line. ``index_text`` (what search analyses) is the heading path followed by the
@@ -93,7 +93,7 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
         reduce = index_text
     for section in _sections(document_blocks(text, syntax)):
         pieces = _section_pieces(doc, section.blocks, max_chars)
-        for start, end in _absorb_markers(doc, _pack(pieces, max_chars)):
+        for start, end in _absorb_markers(doc, _pack(pieces, max_chars), max_chars):
             body = text[start:end]
             shown = reduce(body) if reduce else body
             index = f"{section.path}\n{shown}" if section.path else shown
@@ -276,19 +276,22 @@ def _pack(pieces: list[_Piece], cap: int) -> list[tuple[int, int]]:
     return chunks
 
 
-def _absorb_markers(doc: _Text, chunks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _absorb_markers(doc: _Text, chunks: list[tuple[int, int]],
+                    cap: int) -> list[tuple[int, int]]:
     """Merge a chunk made only of marker lines (fences, ``:::``, tags) into the chunk before
-    it, or else the one after it. Only into a chunk with real text: a run of nothing but
-    markers (a file of fences) stays as the packer cut it."""
+    it, or else the one after it. Only into a chunk with real text, at most one marker chunk
+    on each side and never past twice ``cap``: a run of nothing but markers (a file of
+    fences) stays as the packer cut it."""
     markers = [_markers_only(doc, chunk) for chunk in chunks]
     out: list[tuple[int, int]] = []
     # Per chunk of out: "text" (text of its own, may still take a closing marker), "marker"
     # (only markers: may still take the text that follows) or "done".
     state: list[str] = []
     for (start, end), marker in zip(chunks, markers, strict=True):
-        if out and marker and state[-1] == "text":
+        fits = bool(out) and end - out[-1][0] <= 2 * cap
+        if fits and marker and state[-1] == "text":
             out[-1], state[-1] = (out[-1][0], end), "done"  # a closing fence joins its code
-        elif out and not marker and state[-1] == "marker":
+        elif fits and not marker and state[-1] == "marker":
             out[-1], state[-1] = (out[-1][0], end), "text"  # an opening one joins what follows
         else:
             out.append((start, end))
