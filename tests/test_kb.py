@@ -93,7 +93,8 @@ def test_incremental_reingest(kb: KnowledgeBase, tmp_path: Path) -> None:
     after = {c.chunk_id: c for d in ("a.md", "c.md") for c in kb.chunks(d)}
     assert before == after
     assert kb.document("b.md").version == 2
-    assert [c.text for c in kb.chunks("b.md")] == ["# Note b", "alpha b rewritten with gamma"]
+    # The docs chunker keeps a heading with its section's text.
+    assert [c.text for c in kb.chunks("b.md")] == ["# Note b\n\nalpha b rewritten with gamma"]
     assert kb.search("gamma").hits[0].chunk.doc_id == "b.md"
     assert kb.search("beta", top_k=10).hits and all(
         h.chunk.doc_id != "b.md" for h in kb.search("beta").hits
@@ -113,9 +114,9 @@ def test_incremental_reingest(kb: KnowledgeBase, tmp_path: Path) -> None:
 def test_failed_change_keeps_the_stored_version(kb: KnowledgeBase, tmp_path: Path) -> None:
     note = tmp_path / "n.md"
     note.write_text("short line about walruses\n")
-    kb.ingest([note])
-    note.write_text("walrus " * 200 + "\n")  # one line over the 600-character limit
-    report = kb.ingest([note])
+    kb.ingest([note], chunker="structure")
+    note.write_text("walrus " * 200 + "\n")  # one line over structure's 600-character limit
+    report = kb.ingest([note], chunker="structure")
     assert len(report.failed) == 1 and "line 1" in report.failed[0].error
     assert kb.search("walruses").hits[0].chunk.text == "short line about walruses"
 

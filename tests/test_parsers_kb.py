@@ -111,7 +111,7 @@ def test_cli_ingest_reports_per_parser_counts(run, handbook: Path, tmp_path: Pat
     (handbook.parent / "notes.md").write_text("# Notes\n\nshort\n")
     result = run("ingest", str(handbook.parent))
     assert result.exit_code == 0, result.output
-    assert "  markdown: 1 files, 2 chunks" in result.stdout
+    assert "  markdown: 1 files, 1 chunks" in result.stdout  # heading and text: one section
     assert "  pdf: 1 files, 3 chunks" in result.stdout
     assert "  pptx: 1 files, 3 chunks" in result.stdout
     data = json.loads(run("ingest", str(handbook.parent), "--json").stdout)

@@ -67,6 +67,9 @@ class ChunkSpan:
 
     ``text == document_text[char_start:char_end]`` always holds; line numbers are 1-based
     and inclusive, counted in the original file (``line_offset`` already added).
+    ``heading`` is the nearest heading, or for the ``docs`` chunker the heading path
+    (``"Timeouts › Setting a default"``). ``index_text``, when set, is what search analyses
+    instead of ``text`` (the heading path plus the text with markup reduced).
     """
 
     text: str
@@ -75,6 +78,7 @@ class ChunkSpan:
     char_start: int
     char_end: int
     heading: str | None = None
+    index_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,8 @@ class IngestReport:
     took_ms: float = 0.0
     # Per parser name ("markdown", "pdf", ...): files it read and chunks written from them.
     parsers: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Files inside ingested directories that were not read, by reason ("unsupported type").
+    skipped: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -213,6 +219,7 @@ class IngestReport:
             "chunks": self.chunks,
             "failed": [{"path": f.path, "error": f.error} for f in self.failed],
             "parsers": {name: dict(counts) for name, counts in sorted(self.parsers.items())},
+            "skipped": dict(sorted(self.skipped.items())),
             "took_ms": round(self.took_ms, 1),
         }
 
@@ -274,12 +281,14 @@ class Citation:
     content_hash: str = ""
     page: int | None = None
     slide: int | None = None
+    #: The cited chunk's heading path ("Timeouts › Setting a default"), if it has one.
+    heading: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "chunk_id": self.chunk_id, "doc_id": self.doc_id, "source": self.source,
             "title": self.title, "line_start": self.line_start, "line_end": self.line_end,
-            **_position(self.page, self.slide),
+            **_position(self.page, self.slide), "heading": self.heading,
             "quote": self.quote, "doc_version": self.doc_version,
             "content_hash": self.content_hash,
         }

@@ -22,7 +22,10 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 CONFIG_NAME = "glassrag.toml"
 
-Chunker = Literal["structure", "sentences", "punctuation", "window"]
+# The docs chunker's size, chosen by measurement on real documentation (docs/formats.md).
+DOCS_MAX_CHARS = 1000
+
+Chunker = Literal["docs", "structure", "sentences", "punctuation", "window"]
 
 
 class _Section(BaseModel):
@@ -40,11 +43,13 @@ class IngestSettings(_Section):
 
 
 class ChunkingSettings(_Section):
-    markdown: Chunker = "structure"
+    markdown: Chunker = "docs"
+    rst: Chunker = "docs"
     text: Chunker = "structure"
     jsonl: Chunker = "sentences"
     sectioned: Chunker = "window"
     max_chars: int = Field(default=600, gt=0)
+    docs_max_chars: int = Field(default=DOCS_MAX_CHARS, gt=0)
     sentences_per_chunk: int = Field(default=2, gt=0)
     size: int | None = Field(default=None, gt=0)
     overlap: int | None = Field(default=None, ge=0)
@@ -156,6 +161,7 @@ class Settings(_Section):
         """The default chunking strategy for documents produced by ``parser``."""
         mapping = {
             "markdown": self.chunking.markdown,
+            "rst": self.chunking.rst,
             "text": self.chunking.text,
             "jsonl": self.chunking.jsonl,
             "sectioned": self.chunking.sectioned,
@@ -207,13 +213,18 @@ csv_template = ""
 # html_extractor = "builtin"
 
 [chunking]
-# Default strategy per input kind: structure | sentences | punctuation | window
-markdown = "structure"
+# Default strategy per input kind: docs | structure | sentences | punctuation | window
+# docs follows the document's sections (Markdown, reStructuredText); structure is seed
+# 001's strict rules (a blank line ends a chunk, an over-long line is an error).
+markdown = "docs"
+rst = "docs"
 text = "structure"
 jsonl = "sentences"
 sectioned = "window"
 # structure: the most characters in one chunk; a longer single line is an error.
 max_chars = 600
+# docs: the most characters in one chunk; longer text splits at sentence ends, never an error.
+docs_max_chars = 1000
 # sentences: how many sentences go in one chunk.
 sentences_per_chunk = 2
 # punctuation and window: chunk size and overlap in characters. Unset means the strategy's

@@ -17,6 +17,17 @@ from typing import Any
 from glassrag.errors import InvalidInput
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Draft, DraftCitation, Hit
 from glassrag.text.analysis import analyze, unique_terms
+from glassrag.text.sentences import split_sentences as _split
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """The sentences the answerer quotes: :func:`glassrag.text.sentences.split_sentences`, with
+    the full-width semicolon as a terminator too.
+
+    >>> split_sentences("Refunds take 3.5 days. Ask us!\\n退票。改签；")
+    [(0, 22), (23, 30), (31, 34), (34, 37)]
+    """
+    return _split(text, semicolons=True)
 
 # A further sentence must add at least this share of the question's total term weight;
 # below it the sentence only repeats what the first one already answered.
@@ -30,19 +41,7 @@ TOP_HIT_MARGIN = 0.2
 # Candidates listed in the draft's notes (the trace); the rest only cost space.
 NOTED_CANDIDATES = 10
 
-# Sentence ends: Latin terminators when followed by whitespace or the end (so "3.5" and
-# "example.com" stay whole), optionally closed by quotes/brackets; CJK terminators (and the
-# full-width semicolon, as seed 002's splitter does) anywhere; a newline unless the next
-# line goes on in lower case (hard-wrapped prose: "...is an error to fix by\nhand").
-_SENTENCE_END = re.compile(
-    r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|$)|[\u3002\uff01\uff1f\uff1b]+[\u300d\u300f\u201d\u2019\uff09)\]]*"
-    r"|\n(?![ \t]*[a-z])"
-)
-# Words whose trailing period is not a sentence end. Kept short: "etc." and "no." end
-# sentences too often to be listed.
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
-_CLOSERS = "\"'\u201d\u2019)]"
-_ABBREVIATIONS = frozenset({"e.g", "i.e", "cf", "vs", "mr", "mrs", "ms", "dr", "prof", "approx"})
 
 
 @dataclass(frozen=True)
@@ -79,39 +78,6 @@ class _Candidate:
     @property
     def text(self) -> str:
         return self.chunk.text[self.start : self.end]
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Return ``(start, end)`` offsets of the sentences of ``text``, trimmed of whitespace.
-
-    >>> split_sentences("Refunds take 3.5 days. Ask us!\\n退票。改签")
-    [(0, 22), (23, 30), (31, 34), (34, 36)]
-    """
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        mark = match.group()
-        period = mark.rstrip(_CLOSERS) == "."
-        if period and _ends_abbreviation(text, start, match.start()):
-            continue
-        _add_span(text, start, match.start() if mark == "\n" else match.end(), spans)
-        start = match.end()
-    _add_span(text, start, len(text), spans)
-    return spans
-
-
-def _ends_abbreviation(text: str, start: int, dot: int) -> bool:
-    words = text[start:dot].split()
-    return bool(words) and words[-1].lstrip("([{\"'").lower() in _ABBREVIATIONS
-
-
-def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if start < end:
-        spans.append((start, end))
 
 
 def coverage(

@@ -121,6 +121,7 @@ def _citation(chunk: Chunk, quote: str) -> Citation:
         chunk_id=chunk.chunk_id, doc_id=chunk.doc_id, source=chunk.source, title=chunk.title,
         line_start=line_start, line_end=line_end, quote=quote, doc_version=chunk.doc_version,
         content_hash=chunk.content_hash, page=chunk.page, slide=chunk.slide,
+        heading=chunk.heading,
     )
 
 

@@ -5,6 +5,10 @@ text[span.char_start:span.char_end]``), trimmed of surrounding whitespace, in do
 order, together covering every non-whitespace character. That is what lets a citation
 point back at exact lines of the original file.
 
+* ``docs`` — documentation (the default for Markdown and reStructuredText): chunks follow
+  the section structure and carry their heading path, code blocks, tables and lists stay
+  whole with the sentence that introduces them, long lines split at sentence ends; at most
+  ``docs_max_chars`` per chunk. See :mod:`glassrag.ingest.doc_chunking`.
 * ``structure`` — seed 001: blank lines end a chunk, a Markdown heading starts one, at
   most ``max_chars`` per chunk, an over-long line is an error (never truncated).
 * ``sentences`` — seed 000: ``sentences_per_chunk`` sentences per chunk.
@@ -23,21 +27,15 @@ from dataclasses import dataclass
 
 from glassrag.errors import ChunkingError, InvalidInput
 from glassrag.records import ChunkSpan
+from glassrag.settings import DOCS_MAX_CHARS
+from glassrag.text.sentences import split_sentences
 
-CHUNKERS = ("structure", "sentences", "punctuation", "window")
+CHUNKERS = ("docs", "structure", "sentences", "punctuation", "window")
 
 # (size, overlap) when the caller gives none: the seeds' own values (002: 300/50, 004: 200/40).
 _DEFAULT_SIZES = {"punctuation": (300, 50), "window": (200, 40)}
 
 _HEADING_RE = re.compile(r"#{1,6}\s+(.*)")
-# A sentence ends at . ! ? before whitespace (seed 000), or at 。！？ (Chinese and Japanese put
-# no space after them); closing quotes/brackets stay with their sentence. A blank line is a
-# paragraph break, so headings and list items without full stops do not merge into prose.
-_SENTENCE_END_RE = re.compile(
-    r"[.!?][\"'”’)\]]*(?=\s|\Z)|[。！？][」』）\"'”’)]*|\n[^\S\n]*\n"
-)
-# Seed 002 units: text up to and including one of 。！？；.!? or a newline.
-_UNIT_RE = re.compile(r"[^。！？；.!?\n]+[。！？；.!?\n]?|[。！？；.!?\n]")
 
 
 @dataclass(frozen=True)
@@ -45,12 +43,14 @@ class ChunkOptions:
     """Knobs of the strategies; ``size``/``overlap`` ``None`` means the strategy's default."""
 
     max_chars: int = 600
+    docs_max_chars: int = DOCS_MAX_CHARS
     sentences_per_chunk: int = 2
     size: int | None = None
     overlap: int | None = None
 
     def __post_init__(self) -> None:
         _check_int("max_chars", self.max_chars, 1)
+        _check_int("docs_max_chars", self.docs_max_chars, 1)
         _check_int("sentences_per_chunk", self.sentences_per_chunk, 1)
         if self.size is not None:
             _check_int("size", self.size, 1)
@@ -143,13 +143,7 @@ def _structure(text: str, lines: _Lines, max_chars: int) -> list[ChunkSpan]:
 
 
 def _sentences(text: str, per_chunk: int) -> list[tuple[int, int]]:
-    sentences: list[tuple[int, int]] = []
-    begin = 0
-    for match in _SENTENCE_END_RE.finditer(text):
-        sentences.append(_strip(text, begin, match.end()))
-        begin = match.end()
-    sentences.append(_strip(text, begin, len(text)))
-    sentences = [(s, e) for s, e in sentences if s < e]
+    sentences = split_sentences(text)
     return [
         (sentences[i][0], sentences[min(i + per_chunk, len(sentences)) - 1][1])
         for i in range(0, len(sentences), per_chunk)
@@ -186,11 +180,11 @@ def _latin_word(char: str) -> bool:
 
 def _punctuation(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
     units: list[tuple[int, int]] = []
-    for match in _UNIT_RE.finditer(text):
-        start, end = _strip(text, match.start(), match.end())
+    # Seed 002's units: sentences, with ；and every newline as ends too.
+    for start, end in split_sentences(text, every_line=True, semicolons=True):
         if end - start > size:
             units.extend(_split_long(text, start, end, size - overlap))
-        elif start < end:
+        else:
             units.append((start, end))
     bounds: list[tuple[int, int]] = []
     if not units:
@@ -231,10 +225,12 @@ def chunk_text(
     *,
     line_offset: int = 0,
     options: ChunkOptions | None = None,
+    syntax: str = "markdown",
 ) -> list[ChunkSpan]:
     """Cut normalised ``text`` (``\\n`` newlines only) into chunks with ``strategy``.
 
-    ``line_offset`` is added to every line number (lines of the file before ``text``).
+    ``line_offset`` is added to every line number (lines of the file before ``text``);
+    ``syntax`` (``"markdown"`` or ``"rst"``) is how the ``docs`` strategy reads the text.
     Raises :class:`~glassrag.errors.InvalidInput` for an unknown strategy or bad options and
     :class:`~glassrag.errors.ChunkingError` for a ``structure`` line over ``max_chars``.
     """
@@ -244,6 +240,10 @@ def chunk_text(
             field="chunker",
         )
     options = options or ChunkOptions()
+    if strategy == "docs":
+        from glassrag.ingest.doc_chunking import chunk_docs
+
+        return chunk_docs(text, syntax, options.docs_max_chars, line_offset)
     lines = _Lines(text, line_offset)
     if strategy == "structure":
         return _structure(text, lines, options.max_chars)

@@ -1,7 +1,9 @@
 """Find the input files under the paths given to ``ingest``.
 
 Discovery only decides *which* files to look at; whether a file can be read is the readers'
-business (unsupported types come back from them as failures, so nothing is skipped silently).
+business. Inside a directory, files of a type no reader handles (images, CSS, ``Makefile``)
+are skipped and counted by reason; a file named explicitly goes to the readers, which fail
+it with the reason.
 Every problem with a path becomes a :class:`FailedInput` and the walk goes on.
 """
 
@@ -11,12 +13,15 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 from glassrag.records import FailedInput
 
-__all__ = ["discover", "glob_match"]
+__all__ = ["SKIPPED_UNSUPPORTED", "discover", "glob_match"]
+
+SKIPPED_UNSUPPORTED = "unsupported type"
 
 
 @lru_cache(maxsize=512)
@@ -66,11 +71,20 @@ def glob_match(pattern: str, relpath: str) -> bool:
     return _compile_glob(pattern).match(relpath) is not None
 
 
+def _matches(pattern: str, relpath: str) -> bool:
+    """An ``--include``/``--exclude`` glob: with a ``/`` it matches the path relative to the
+    ingested directory; without one, the file name at any depth (as in ``.gitignore``), so
+    ``*.md`` means every Markdown file, however deep."""
+    if "/" in pattern.rstrip("/"):
+        return glob_match(pattern, relpath)
+    return glob_match(pattern, relpath.rsplit("/", 1)[-1])
+
+
 def _wanted(relpath: str, include: list[str] | None, exclude: list[str] | None) -> bool:
     # An empty include list means "everything", matching the settings file's default of [].
-    if include and not any(glob_match(p, relpath) for p in include):
+    if include and not any(_matches(p, relpath) for p in include):
         return False
-    return not (exclude and any(glob_match(p, relpath) for p in exclude))
+    return not (exclude and any(_matches(p, relpath) for p in exclude))
 
 
 def _stat_error(path: Path, exc: OSError) -> FailedInput:
@@ -88,9 +102,12 @@ def _stat_error(path: Path, exc: OSError) -> FailedInput:
 class _Walker:
     """One ``discover`` call: collects files, failures, and what it has already visited."""
 
-    def __init__(self, include: list[str] | None, exclude: list[str] | None) -> None:
+    def __init__(self, include: list[str] | None, exclude: list[str] | None,
+                 supported: Callable[[Path], bool] | None = None) -> None:
         self.include = include
         self.exclude = exclude
+        self.supported = supported
+        self.skipped: dict[str, int] = {}
         self.files: list[tuple[Path, Path]] = []
         self.failed: list[FailedInput] = []
         # Real paths of files already returned: the same file reached twice (two arguments,
@@ -129,8 +146,15 @@ class _Walker:
                 self.enter(path, root, st, ancestors)
             elif stat.S_ISREG(st.st_mode):
                 relpath = path.relative_to(root).as_posix()
-                if _wanted(relpath, self.include, self.exclude):
-                    self.add_file(path, root)
+                if not _wanted(relpath, self.include, self.exclude):
+                    continue
+                if self.supported is not None and not self.supported(path):
+                    # Images, stylesheets, Makefile, LICENSE: part of a docs folder, not
+                    # documents. Counted, not failed; a file named explicitly still fails.
+                    reason = SKIPPED_UNSUPPORTED
+                    self.skipped[reason] = self.skipped.get(reason, 0) + 1
+                    continue
+                self.add_file(path, root)
             # Sockets, FIFOs and devices inside a tree are not documents; skip them quietly.
 
     def enter(
@@ -153,6 +177,8 @@ def discover(
     *,
     include: list[str] | None = None,
     exclude: list[str] | None = None,
+    supported: Callable[[Path], bool] | None = None,
+    skipped: dict[str, int] | None = None,
 ) -> tuple[list[tuple[Path, Path]], list[FailedInput]]:
     """Expand files and directories into ``(file, root)`` pairs, plus per-path failures.
 
@@ -163,8 +189,12 @@ def discover(
     are globs (see :func:`glob_match`) on that relative path; a file named explicitly is
     taken whatever ``include`` says, but ``exclude`` still applies. Each file is returned at
     most once, for the first argument that reached it.
+
+    With ``supported``, a file found inside a directory that it rejects is not returned but
+    counted in ``skipped`` by reason (``"unsupported type"``); a file argument is always
+    returned, so the reader can say why it cannot be read.
     """
-    walker = _Walker(include, exclude)
+    walker = _Walker(include, exclude, supported)
     for path in paths:
         try:
             st = os.stat(path)
@@ -177,4 +207,7 @@ def discover(
             # Anything else named explicitly (even a FIFO) goes to the readers, which say
             # exactly why it cannot be read instead of dropping it without a word.
             walker.add_file(path, path.parent)
+    if skipped is not None:
+        for reason, count in walker.skipped.items():
+            skipped[reason] = skipped.get(reason, 0) + count
     return walker.files, walker.failed

@@ -23,7 +23,7 @@ from glassrag.ingest.chunking import ChunkOptions, chunk_text
 from glassrag.ingest.discovery import discover
 from glassrag.ingest.roles_rules import RolesRules
 from glassrag.parsers import ParseOptions
-from glassrag.parsers.readers import read_file
+from glassrag.parsers.readers import is_supported, read_file
 from glassrag.records import Document, FailedInput, IngestReport, SourceDocument
 from glassrag.settings import Settings
 from glassrag.store.database import NewDocument, Store
@@ -31,7 +31,7 @@ from glassrag.text.analysis import analyze
 
 # Part of every fingerprint: bump when analysis or chunking output changes for the same input,
 # so the next ingest re-processes everything.
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"
 
 Progress = Callable[[int, int], None]
 
@@ -63,7 +63,8 @@ def content_hash(text: str) -> str:
 def _chunk_options(settings: Settings) -> ChunkOptions:
     c = settings.chunking
     return ChunkOptions(
-        max_chars=c.max_chars, sentences_per_chunk=c.sentences_per_chunk,
+        max_chars=c.max_chars, docs_max_chars=c.docs_max_chars,
+        sentences_per_chunk=c.sentences_per_chunk,
         size=c.size, overlap=c.overlap,
     )
 
@@ -131,7 +132,8 @@ def _run_ingest(
             )
     include = list(options.include or settings.ingest.include) or None
     exclude = list(options.exclude or settings.ingest.exclude) or None
-    files, failures = discover([Path(p) for p in paths], include=include, exclude=exclude)
+    files, failures = discover([Path(p) for p in paths], include=include, exclude=exclude,
+                               supported=is_supported, skipped=report.skipped)
     report.failed.extend(failures)
     chunk_options = _chunk_options(settings)
     known = store.fingerprints()
@@ -235,11 +237,20 @@ def _settings_key(settings: Settings, options: IngestOptions, chunk_options: Chu
 
 
 def _file_digest(file: Path, max_bytes: int) -> str | None:
-    """sha256 of the file's bytes, or None when it cannot (or should not) be read here."""
+    """sha256 of the file's bytes, or None when it cannot (or should not) be read here.
+
+    JSONL is read record by record, so the cap is per record and the file may be larger.
+    """
     try:
-        if not file.is_file() or file.stat().st_size > max_bytes:
+        if not file.is_file():
             return None
-        return hashlib.sha256(file.read_bytes()).hexdigest()
+        if file.stat().st_size > max_bytes and file.suffix.lower() != ".jsonl":
+            return None
+        digest = hashlib.sha256()
+        with open(file, "rb") as fh:
+            while block := fh.read(1 << 20):
+                digest.update(block)
+        return digest.hexdigest()
     except OSError:
         return None
 
@@ -293,13 +304,15 @@ def _prepare(
     previous = known.get(doc.doc_id)
     if previous is not None and previous[0] == fingerprint and previous[2] == doc.path:
         return None
-    spans = chunk_text(doc.text, chunker, line_offset=doc.line_offset, options=chunk_options)
+    spans = chunk_text(doc.text, chunker, line_offset=doc.line_offset, options=chunk_options,
+                       syntax="rst" if doc.parser == "rst" else "markdown")
     if not spans:
         raise InvalidInput("no text to index after chunking (the document is blank)")
     # The title is indexed with every chunk (as seed 000 scores title + text): a chunk deep
     # in a document is still about what the document is called.
     title_tokens = analyze(doc.title) if doc.title else []
-    tokens = [title_tokens + analyze(span.text) for span in spans]
+    # A docs chunk's index_text adds its heading path, so the section it sits in is searchable.
+    tokens = [title_tokens + analyze(span.index_text or span.text) for span in spans]
     version = 1
     if previous is not None:
         version = previous[1] if previous[3] == text_hash else previous[1] + 1

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from glassrag.errors import InputFileError
+from glassrag.text.sentences import split_sentences
 
 __all__ = ["Limits", "ParseOptions", "Parsed", "TextBuilder", "clean_text", "wrap"]
 
@@ -60,7 +61,6 @@ class Parsed:
 # C0/C1 controls other than tab and newline: artefacts of PDF fonts and legacy encodings.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff\ufffe\uffff]")
 _NEWLINES = re.compile(r"\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s)|[。！？][」』）\"'”’)]*")
 # Prose lines are wrapped to this width: short enough for any sensible ``max_chars`` and to
 # make a cited line range point at a sentence or two.
 WRAP_WIDTH = 100
@@ -92,12 +92,9 @@ def _cut(text: str, width: int) -> list[str]:
 
 def _sentences(line: str) -> list[str]:
     """Slices of ``line`` that each end a sentence (their leading spaces kept)."""
-    pieces, start = [], 0
-    for match in _SENTENCE_END.finditer(line):
-        pieces.append(line[start : match.end()])
-        start = match.end()
-    pieces.append(line[start:])
-    return [p for p in pieces if p.strip()]
+    ends = [end for _, end in split_sentences(line)][:-1]
+    bounds = [0, *ends, len(line)]
+    return [p for p in (line[a:b] for a, b in zip(bounds, bounds[1:], strict=False)) if p.strip()]
 
 
 def wrap(line: str, width: int = WRAP_WIDTH) -> list[str]:

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ __all__ = [
     "read_file",
 ]
 
-TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".jsonl")
+TEXT_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".jsonl")
 # Text formats first, then what the parsers registry reads (PDF, Word, HTML, ...).
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES + tuple(s for p in PARSERS for s in p.suffixes)
 
@@ -190,6 +191,8 @@ def read_file(
     if suffix not in SUPPORTED_SUFFIXES:
         result.errors.append(ctx.fail(_unsupported_message(suffix)))
         return result
+    if suffix == ".jsonl" and _stream_jsonl(path, ctx, result, max_bytes):
+        return result
     parser = parser_for(suffix)
     try:
         raw = _read_bytes(path, max_bytes)
@@ -218,6 +221,8 @@ def read_file(
         _read_jsonl(text, ctx, result)
     elif suffix == ".txt":
         _read_text(text, path.stem, ctx, result)
+    elif suffix == ".rst":
+        _read_rst(text, path.stem, ctx, result)
     else:
         _read_markdown(text, path.stem, ctx, result)
     return result
@@ -304,6 +309,8 @@ def _jsonable(value: Any) -> Any:
 def _take_fields(data: dict[str, Any], csv_roles: bool) -> dict[str, Any]:
     """Pop the SourceDocument fields out of ``data``, checked; ValueError names a bad one."""
     fields: dict[str, Any] = {}
+    if isinstance(data.get("title"), str) and not data["title"].strip():
+        del data["title"]  # an empty title means "none given": the default title applies
     for key in ("doc_id", "title", "source", "chunker"):
         value = data.pop(key, None)
         if value is not None and (not isinstance(value, str) or not value.strip()):
@@ -359,6 +366,14 @@ def _read_markdown(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
     )
 
 
+def _read_rst(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
+    """reStructuredText: the file's own text (so lines stay exact), titled by its first
+    section title. Roles come from the roles rules file or the ingest call."""
+    from glassrag.parsers.rst import rst_title
+
+    result.documents.append(ctx.doc(text, title=rst_title(text) or stem, parser="rst"))
+
+
 def _first_heading(lines: list[str]) -> str | None:
     in_fence = False
     for line in lines:
@@ -370,11 +385,75 @@ def _first_heading(lines: list[str]) -> str | None:
 
 
 def _read_jsonl(text: str, ctx: _Ctx, result: ReadResult) -> None:
-    seen: dict[str, int] = {}
     # split("\n"), not splitlines(): JSON strings may hold U+2028, which is not a line end.
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    _jsonl_lines(text.split("\n"), ctx, result)
+
+
+def _stream_jsonl(path: Path, ctx: _Ctx, result: ReadResult, max_bytes: int) -> bool:
+    """Read a UTF-8 JSONL file record by record, so ``max_bytes`` caps each record (line),
+    not the file: an export of 100k records is read however large it is.
+
+    Returns False, reading nothing, for what the whole-file path reports better: anything
+    but a regular non-empty file, UTF-16/32 (BOM) and binary content.
+    """
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(_BINARY_SNIFF)
+            if b"\x00" in head or any(head.startswith(bom) for bom, codec, _ in _BOMS
+                                      if codec != "utf-8-sig"):
+                return False
+            fh.seek(0)
+            ctx.encoding = "utf-8"
+            _jsonl_lines(_record_lines(fh, max_bytes), ctx, result)
+    except OSError as exc:
+        result.errors.append(ctx.fail(f"cannot read: {exc.strerror or exc}"))
+    return True
+
+
+@dataclass(frozen=True)
+class _BadLine:
+    """A JSONL line that could not even be read as text (too long, not UTF-8)."""
+
+    message: str
+
+
+def _record_lines(fh: Any, max_bytes: int) -> Iterator[str | _BadLine]:
+    """The file's lines (``\\n``-separated) as text; a line over ``max_bytes`` is skipped
+    without ever being held in memory whole."""
+    first = True
+    while True:
+        raw = fh.readline(max_bytes + 2)
+        if not raw:
+            return
+        if len(raw) > max_bytes + 1 or (len(raw) == max_bytes + 2 and not raw.endswith(b"\n")):
+            while raw and not raw.endswith(b"\n"):  # drain the rest of the long line
+                raw = fh.readline(1 << 20)
+            yield _BadLine(f"record is over the {max_bytes:,}-byte cap; the cap is "
+                           "configurable ([ingest] max_file_bytes in glassrag.toml)")
+            continue
+        if first:
+            raw, first = raw.removeprefix(b"\xef\xbb\xbf"), False
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield _BadLine(f"not valid UTF-8 (byte {exc.start + 1} of the line); "
+                           "save the file as UTF-8")
+
+
+def _jsonl_lines(lines: Iterable[str | _BadLine], ctx: _Ctx, result: ReadResult) -> None:
+    seen: dict[str, int] = {}
+    content = False
+    for lineno, line in enumerate(lines, start=1):
+        if isinstance(line, _BadLine):
+            result.errors.append(ctx.fail(f"line {lineno}: {line.message}", lineno))
+            content = True
+            continue
         if not line.strip():
             continue
+        content = True
         try:
             doc = _jsonl_record(line, ctx)
         except ValueError as exc:
@@ -386,6 +465,8 @@ def _read_jsonl(text: str, ctx: _Ctx, result: ReadResult) -> None:
             continue
         seen[doc.doc_id] = lineno
         result.documents.append(doc)
+    if not content:
+        result.errors.append(ctx.fail("empty file (only whitespace)"))
 
 
 def _jsonl_record(line: str, ctx: _Ctx) -> SourceDocument:

@@ -79,6 +79,7 @@ def ask(
         out.print("citations:", markup=False)
     for n, c in enumerate(answer.citations, start=1):
         page = f" page {c.page}" if c.page is not None else ""
+        page += f" [{c.heading}]" if c.heading else ""
         out.print(f"  [{n}] {c.source}{page} lines {c.line_start}-{c.line_end} "
                   f"({c.chunk_id}, version {c.doc_version}): {c.quote}", markup=False)
     out.print(f"trace_id: {answer.trace_id}", markup=False)

@@ -114,7 +114,8 @@ def ingest(
         [], "--roles", help="Roles for documents that name none (repeatable; comma lists ok)"
     ),
     chunker: str | None = typer.Option(
-        None, help="structure | sentences | punctuation | window [default: per input kind]"
+        None,
+        help="docs | structure | sentences | punctuation | window [default: per input kind]",
     ),
     prune: bool = typer.Option(False, help="Remove documents whose files are gone"),
     include: list[str] = typer.Option([], help="Glob of files to include (repeatable)"),
@@ -124,8 +125,8 @@ def ingest(
         None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
     ),
 ) -> None:
-    """Ingest files and directories (.md, .txt, .jsonl, \\[doc:name] sectioned text; PDF, Word,
-    PowerPoint, HTML, e-mail, CSV: see docs/formats.md)."""
+    """Ingest files and directories (.md, .rst, .txt, .jsonl, \\[doc:name] sectioned text; PDF,
+    Word, PowerPoint, HTML, e-mail, CSV: see docs/formats.md)."""
     role_list = [r.strip() for value in roles for r in value.split(",") if r.strip()]
     with _errors(as_json):
         kb = _open(create=True)
@@ -153,6 +154,9 @@ def ingest(
             f"({report.took_ms:.0f} ms)"
         )
         _print_parser_counts(report.parsers)
+        if report.skipped:
+            reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items()))
+            out.print(f"skipped {sum(report.skipped.values())} files ({reasons})", markup=False)
         for failure in report.failed:
             err.print(f"failed: {failure.path}: {failure.error}", markup=False, style="red")
     if report.failed:
@@ -185,8 +189,9 @@ def search(
     for rank, hit in enumerate(result.hits, start=1):
         c = hit.chunk
         snippet = c.text if len(c.text) <= 160 else c.text[:157] + "..."
+        where = f"{c.title} [{c.heading}]" if c.heading and c.heading != c.title else c.title
         table.add_row(str(rank), f"{hit.score:.3f}", c.chunk_id, f"{c.line_start}-{c.line_end}",
-                      c.title, ", ".join(hit.matched_terms), snippet)
+                      where, ", ".join(hit.matched_terms), snippet)
     out.print(table, markup=False)
     out.print(f"query terms: {', '.join(result.query_terms)}", markup=False)
     if result.blocked_count:

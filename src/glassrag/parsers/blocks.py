@@ -1,0 +1,69 @@
+"""The block structure of a documentation file, as the documentation chunker reads it.
+
+The Markdown and reStructuredText readers (:mod:`.markdown`, :mod:`.rst`) both turn a file's
+text into a flat list of :class:`Block` s in line order: headings, prose, code, tables, lists,
+containers (admonitions, ``::: tip``), markers (lines that only wrap or label others). Line
+numbers are 0-based indexes into ``text.split("\\n")``, so every block is an exact range of
+the file's own lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["STRUCTURED", "Block", "clean_heading", "is_marker_line", "trim"]
+
+#: Kinds that stay whole with the sentence that introduces them.
+STRUCTURED = frozenset({"code", "table", "list", "container", "directive", "quote"})
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block: ``kind``, first and last line (inclusive), and where it may be cut.
+
+    ``cuts`` are the lines at which a block too long for one chunk may be split (a code
+    line, a table row, a list item); a block without cuts splits at sentence ends.
+    ``children`` are the blocks inside a container, whose first and last lines are its
+    markers. ``level``/``title`` describe a heading.
+    """
+
+    kind: str
+    start: int
+    end: int
+    level: int = 0
+    title: str = ""
+    cuts: tuple[int, ...] = ()
+    children: tuple[Block, ...] = ()
+
+
+# Lines that carry no text of their own: code fences, container markers, HTML wrapper tags.
+_MARKER_LINE = re.compile(
+    r"[ \t]*(?:(?:`{3,}|~{3,})[^`]*|:{3,}.*|</?[A-Za-z][\w-]*(?:\s[^>]*)?/?>|"
+    r"(?:!!!|\?\?\?\+?)[ \t]+\S.*)[ \t]*"
+)
+_ANCHOR = re.compile(r"\s*\{[#.][^}]*\}\s*$")  # "## Title {#custom-id}"
+_TAG = re.compile(r"<[^>]+>")
+_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+
+
+def is_marker_line(line: str) -> bool:
+    """Whether a line only opens or closes something (a fence, ``:::``, ``<div>``)."""
+    return _MARKER_LINE.fullmatch(line) is not None
+
+
+def clean_heading(text: str) -> str:
+    """A heading as a reader would say it: no anchor, tags, emphasis or closing hashes."""
+    text = _ANCHOR.sub("", text)
+    text = _TAG.sub("", text).replace("`", "")
+    text = _MARKUP.sub("", text)
+    return " ".join(text.split()).strip("# ").strip()
+
+
+def trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """Shrink an inclusive line range so it neither starts nor ends with a blank line."""
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end].strip():
+        end -= 1
+    return start, end

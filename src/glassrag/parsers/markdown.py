@@ -1,0 +1,225 @@
+"""Markdown as blocks, through a real CommonMark parser (markdown-it-py, tables enabled).
+
+markdown-it gives every top-level block its line range. Documentation sites add syntax
+CommonMark does not know, which would otherwise be misread (an admonition body indented by
+four spaces is not code; ``<div>`` swallows the Markdown that follows it into an HTML
+block). So the parser reads a *shadow* of the text with the same number of lines: container
+markers (``::: tip`` … ``:::``, VitePress) and wrapper tags (``<div …>``, ``</div>``) become
+blank lines, and the body of an MkDocs admonition (``!!! note``) is dedented. The blocks it
+finds are then mapped back onto the real lines, where containers become blocks holding
+their inner blocks and wrapper lines become markers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from glassrag.errors import ChunkingError
+from glassrag.parsers.blocks import Block, clean_heading, trim
+
+__all__ = ["markdown_blocks"]
+
+#: Containers nest at most this deep (markdown-it's own cap on nested blocks is 20).
+MAX_NESTING = 20
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,})[ \t]*([\w-]+.*?)[ \t]*$")
+_CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
+_ADMONITION = re.compile(r"^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+[\w-]+.*$")
+# Lines that only open or close a layout element: transparent to the text around them.
+_WRAPPER = re.compile(
+    r"^[ \t]*</?(?:div|section|article|aside|main|center|figure|details|span|p|template|"
+    r"ClientOnly)\b[^>]*>[ \t]*$",
+    re.IGNORECASE,
+)
+
+_KINDS = {
+    "paragraph_open": "text", "fence": "code", "code_block": "code", "table_open": "table",
+    "bullet_list_open": "list", "ordered_list_open": "list", "blockquote_open": "quote",
+    "html_block": "html", "hr": "marker",
+}
+
+
+@dataclass
+class _Container:
+    start: int
+    end: int = -1
+    kind: str = "container"
+    children: list[Any] = field(default_factory=list)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    # Imported here: `import glassrag` must stay light, and only Markdown files need it.
+    from markdown_it import MarkdownIt
+
+    # Only block structure is needed: inline parsing (emphasis, links) is most of the cost.
+    return MarkdownIt("commonmark", {"html": True}).enable("table").disable(
+        ["inline", "text_join"]
+    )
+
+
+def _shadow(lines: list[str]) -> tuple[list[str], list[_Container], set[int]]:
+    """The text markdown-it reads, the containers found, and the wrapper lines blanked."""
+    shadow = list(lines)
+    containers: list[_Container] = []
+    open_colons: list[tuple[int, _Container]] = []
+    admonitions: list[tuple[int, _Container]] = []  # (body indent, container)
+    wrappers: set[int] = set()
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        dedent = 0
+        while admonitions and line.strip() and _indent(line) < admonitions[-1][0]:
+            admonitions.pop()[1].end = _last_content(lines, index - 1)
+        if admonitions:
+            dedent = min(admonitions[-1][0], _indent(line))
+        body = line[dedent:]
+        shadow[index] = body
+        if fence is not None:
+            match = _FENCE.match(body)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+            continue
+        if match := _FENCE.match(body):
+            fence = match.group(1)
+        elif match := _CONTAINER_CLOSE.match(body):
+            if open_colons:
+                open_colons.pop()[1].end = index
+                shadow[index] = ""
+        elif len(open_colons) + len(admonitions) >= MAX_NESTING:
+            continue  # deeper containers are read as text, as markdown-it caps its nesting
+        elif match := _CONTAINER_OPEN.match(body):
+            container = _Container(index)
+            containers.append(container)
+            open_colons.append((len(match.group(1)), container))
+            shadow[index] = ""
+        elif match := _ADMONITION.match(body):
+            container = _Container(index)
+            containers.append(container)
+            admonitions.append((_indent(line) + 4, container))
+            shadow[index] = ""
+        elif _WRAPPER.match(body):
+            wrappers.add(index)
+            shadow[index] = ""
+    for _, container in admonitions:
+        container.end = _last_content(lines, len(lines) - 1)
+    for _, container in open_colons:  # never closed: it runs to the end of the file
+        container.end = _last_content(lines, len(lines) - 1)
+    return shadow, containers, wrappers
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _last_content(lines: list[str], index: int) -> int:
+    while index > 0 and not lines[index].strip():
+        index -= 1
+    return index
+
+
+def _token_blocks(shadow: list[str]) -> list[Block]:
+    try:
+        tokens = _parser().parse("\n".join(shadow))
+    except Exception as exc:  # noqa: BLE001 - a parser failure is this file's error, not a crash
+        raise ChunkingError(f"cannot read the Markdown structure: {type(exc).__name__}") from exc
+    blocks: list[Block] = []
+    for i, token in enumerate(tokens):
+        if token.level != 0 or token.map is None:
+            continue
+        start, end = trim(shadow, token.map[0], token.map[1] - 1)
+        if token.type == "heading_open":
+            title = clean_heading(tokens[i + 1].content if i + 1 < len(tokens) else "")
+            blocks.append(Block("heading", start, end, level=int(token.tag[1]), title=title))
+        elif token.type in _KINDS:
+            kind = _KINDS[token.type]
+            blocks.append(Block(kind, start, end, cuts=_cuts(kind, tokens, i, start, end)))
+    return blocks
+
+
+def _cuts(kind: str, tokens: list[Any], index: int, start: int, end: int) -> tuple[int, ...]:
+    """Where a block too long for one chunk may be split, keeping fences and headers on."""
+    if kind in ("code", "html", "quote"):
+        # A fence line stays with the code line next to it.
+        first = start + 2 if kind == "code" and tokens[index].type == "fence" else start + 1
+        last = end if kind == "code" and tokens[index].type == "fence" else end + 1
+        return tuple(range(first, last))
+    if kind == "table":  # header and delimiter rows stay with the first body row
+        return tuple(range(start + 3, end + 1))
+    if kind == "list":
+        depth = tokens[index].level + 1
+        items = []
+        for token in tokens[index + 1:]:
+            if token.level < depth:
+                break
+            if token.type == "list_item_open" and token.level == depth and token.map:
+                items.append(token.map[0])
+        return tuple(line for line in items if line > start)
+    return ()
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    """The blocks of a Markdown text (front matter already removed), in line order.
+
+    Every non-blank line belongs to exactly one top-level block (or to a container's
+    children); lines markdown-it yields no token for (link reference definitions, wrapper
+    tags) become ``text`` or ``marker`` blocks of their own.
+    """
+    lines = text.split("\n")
+    shadow, containers, wrappers = _shadow(lines)
+    blocks = _token_blocks(shadow)
+    blocks = _fill_gaps(blocks, lines, containers, wrappers)
+    return _nest(blocks, containers)
+
+
+def _fill_gaps(blocks: list[Block], lines: list[str], containers: list[_Container],
+               wrappers: set[int]) -> list[Block]:
+    """Give every non-blank line markdown-it skipped a block of its own."""
+    covered = [False] * len(lines)
+    for block in blocks:
+        for n in range(block.start, block.end + 1):
+            covered[n] = True
+    markers = wrappers | {c.start for c in containers} | {c.end for c in containers}
+    out = list(blocks)
+    n = 0
+    while n < len(lines):
+        if covered[n] or not lines[n].strip():
+            n += 1
+            continue
+        if n in markers:
+            out.append(Block("marker", n, n))
+            n += 1
+            continue
+        start = n
+        while n + 1 < len(lines) and not covered[n + 1] and lines[n + 1].strip() \
+                and n + 1 not in markers:
+            n += 1
+        out.append(Block("text", start, n))
+        n += 1
+    out.sort(key=lambda b: b.start)
+    return out
+
+
+def _nest(blocks: list[Block], containers: list[_Container]) -> list[Block]:
+    """Move the blocks inside each container into it, in one pass over the blocks."""
+    ends = {c.start: c.end for c in containers if c.end > c.start}
+    out: list[Block] = []
+    stack: list[tuple[int, int, list[Block]]] = []  # (start, end, children) of open ones
+
+    def close() -> None:
+        start, end, children = stack.pop()
+        block = Block("container", start, max(end, children[-1].end), children=tuple(children))
+        (stack[-1][2] if stack else out).append(block)
+
+    for block in blocks:
+        while stack and block.start > stack[-1][1]:
+            close()
+        if block.kind == "marker" and block.start in ends:
+            stack.append((block.start, ends[block.start], [block]))
+        else:
+            (stack[-1][2] if stack else out).append(block)
+    while stack:
+        close()
+    return out

@@ -1,0 +1,245 @@
+"""The docs chunker on small Markdown and reStructuredText files written for these tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from glassrag.ingest.chunking import ChunkOptions, chunk_text
+from glassrag.parsers.blocks import is_marker_line
+from glassrag.parsers.readers import read_file
+from glassrag.records import ChunkSpan
+
+
+def docs(text: str, max_chars: int = 1000, syntax: str = "markdown",
+         line_offset: int = 0) -> list[ChunkSpan]:
+    spans = chunk_text(text, "docs", options=ChunkOptions(docs_max_chars=max_chars),
+                       syntax=syntax, line_offset=line_offset)
+    lines = text.split("\n")
+    for span in spans:  # every chunk is an exact slice whose lines are the file's lines
+        assert span.text == text[span.char_start : span.char_end]
+        first, last = span.line_start - 1 - line_offset, span.line_end - 1 - line_offset
+        assert span.text.strip() in "\n".join(lines[first : last + 1])
+    return spans
+
+
+GUIDE = """\
+# Timeouts
+
+Requests time out after a while.
+
+## Setting a default
+
+Pass the value when you build the client:
+
+```python
+client = Client(timeout=5.0)
+client.get("/")
+```
+
+| option | default |
+|--------|---------|
+| timeout | 5.0 |
+| retries | 3 |
+
+## Per request
+
+- first item
+- second item
+"""
+
+
+def test_sections_carry_their_heading_path_and_never_mix() -> None:
+    spans = docs(GUIDE, max_chars=400)
+    assert [s.heading for s in spans] == [
+        "Timeouts", "Timeouts \u203a Setting a default", "Timeouts \u203a Per request",
+    ]
+    assert spans[1].text.startswith("## Setting a default") and spans[1].text.endswith("| 3 |")
+    assert (spans[1].line_start, spans[1].line_end) == (5, 17)
+    # what search analyses: the heading path, then the text
+    assert spans[1].index_text is not None
+    assert spans[1].index_text.startswith("Timeouts \u203a Setting a default\n## Setting")
+
+
+def test_code_stays_with_the_sentence_that_introduces_it() -> None:
+    spans = docs(GUIDE, max_chars=110)
+    intro = "Pass the value when you build the client:"
+    chunk = next(s.text for s in spans if intro in s.text)
+    # the heading leads the chunk (it may pass the cap by its own line, never stand alone)
+    assert chunk.startswith("## Setting a default\n\n" + intro)
+    assert chunk.endswith('client.get("/")\n```')
+    heading = len("## Setting a default\n\n")
+    assert all(len(s.text) <= 110 + heading for s in spans)
+    assert all(s.text.strip() not in ("# Timeouts", "## Setting a default") for s in spans)
+
+
+def test_long_code_and_tables_split_between_lines_and_rows_never_a_bare_fence() -> None:
+    code = "\n".join(f"value_{n} = compute({n})" for n in range(30))
+    table = "\n".join(["| key | value |", "|-----|-------|"]
+                      + [f"| k{n} | v{n} |" for n in range(30)])
+    text = f"# Big\n\nThe code:\n\n```python\n{code}\n```\n\nThe table:\n\n{table}\n"
+    spans = docs(text, max_chars=200)
+    lines = text.split("\n")
+    for span in spans:
+        body = span.text.split("\n")
+        assert not all(is_marker_line(line) for line in body), span.text
+        # cut only between lines: a chunk's first and last lines are whole file lines
+        assert body[0] == lines[span.line_start - 1].strip()
+        assert body[-1] == lines[span.line_end - 1].strip()
+    fenced = [s.text for s in spans if "value_" in s.text]
+    assert fenced[0].startswith("# Big\n\nThe code:\n\n```python")
+    assert "value_29 = compute(29)\n```" in fenced[-1]
+    # the table's header rows stay with its first row and with the sentence introducing it
+    assert "The table:\n\n| key | value |\n|-----|-------|\n| k0 | v0 |" in "\n".join(
+        s.text for s in spans if "| k0 |" in s.text)
+    assert all(len(s.text) <= 200 + len("# Big\n\n") for s in spans)
+
+
+def test_long_cjk_line_splits_at_sentence_ends_without_error_or_loss() -> None:
+    sentence = "这是一个很长的句子，用来测试文档分块在没有换行的中文段落中的行为。"
+    line = sentence * 30  # about 1000 characters on one line
+    text = f"# 说明\n\n{line}\n"
+    spans = docs(text, max_chars=300)
+    assert len(spans) > 3 and all(len(s.text) <= 300 for s in spans)
+    assert all(s.text.endswith("。") for s in spans)
+    assert "".join(s.text for s in spans).replace("# 说明\n\n", "") == line
+    assert {(s.line_start, s.line_end) for s in spans[1:]} == {(3, 3)}
+
+
+def test_an_unbreakable_line_is_cut_but_never_dropped() -> None:
+    word = "x" * 2500
+    spans = docs(word, max_chars=1000)
+    assert [len(s.text) for s in spans] == [1000, 1000, 500]
+    assert "".join(s.text for s in spans) == word
+
+
+def test_vitepress_containers_and_html_wrappers_are_read_not_noise() -> None:
+    text = (
+        "# Config\n\n"
+        '<div class="note">\n\n'
+        "Wrapped **Markdown** stays Markdown.\n\n"
+        "- a list item\n\n"
+        "</div>\n\n"
+        "::: tip Hot reload\n"
+        "Edits apply without a restart.\n"
+        ":::\n\n"
+        "::: code-group\n\n"
+        "```sh [npm]\n"
+        "npm create app\n"
+        "```\n\n"
+        ":::\n"
+    )
+    [span] = docs(text)
+    assert span.text == text.strip()
+    spans = docs(text, max_chars=60)
+    assert all(not all(is_marker_line(ln) for ln in s.text.split("\n") if ln.strip())
+               for s in spans)
+    tip = next(s for s in spans if "Edits apply" in s.text)
+    assert tip.text.startswith("::: tip Hot reload") and tip.text.endswith(":::")
+    # the wrapped list is a list, not an HTML block that swallowed it
+    from glassrag.parsers.markdown import markdown_blocks
+
+    kinds = [b.kind for b in markdown_blocks(text)]
+    assert kinds[:5] == ["heading", "marker", "text", "list", "marker"]
+
+
+def test_mkdocs_admonition_body_is_prose_not_indented_code() -> None:
+    from glassrag.parsers.markdown import markdown_blocks
+
+    text = '!!! note "Careful"\n\n    The body is indented\n    by four spaces.\n\nAfter.\n'
+    [container, after] = markdown_blocks(text)
+    assert container.kind == "container" and after.kind == "text"
+    assert [b.kind for b in container.children] == ["marker", "text"]
+    assert (container.start, container.end) == (0, 3)
+
+
+def test_front_matter_keeps_file_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "page.md"
+    path.write_text("---\ntitle: Page\nroles: [staff]\n---\n# Heading\n\nBody line.\n")
+    [doc] = read_file(path).documents
+    spans = docs(doc.text, line_offset=doc.line_offset)
+    assert [(s.line_start, s.line_end, s.heading) for s in spans] == [(5, 7, "Heading")]
+
+
+RST = """\
+.. _intro:
+
+Quickstart
+==========
+
+.. currentmodule:: click
+
+Use :func:`option` to add an option, see :ref:`the guide <options-guide>`.
+It is wrapped here.
+
+Example::
+
+    @click.command()
+    def hello():
+        pass
+
+Setting a Default
+-----------------
+
+.. code-block:: python
+
+    @click.option("--n", default=1)
+
+.. note::
+
+    Defaults are shown in ``--help``.
+
+.. versionadded:: 8.0
+
+API
+---
+
+.. autofunction:: click.echo
+"""
+
+
+def test_rst_titles_directives_and_literal_blocks() -> None:
+    spans = docs(RST, syntax="rst")
+    assert [s.heading for s in spans] == [
+        "Quickstart", "Quickstart \u203a Setting a Default", "Quickstart \u203a API",
+    ]
+    first = spans[0]
+    assert first.text.startswith(".. _intro:") and first.text.endswith("pass")
+    assert (first.line_start, first.line_end) == (1, 15)
+    assert first.index_text is not None
+    # roles reduced to their text, labels dropped
+    assert "Use option to add an option, see the guide." in first.index_text
+    assert ":func:" not in first.index_text and "_intro" not in first.index_text
+    default = spans[1].index_text or ""
+    assert "New in version 8.0" in default and "Defaults are shown in --help." in default
+    api = spans[2].index_text or ""
+    assert "click.echo" in api and "autofunction" not in api
+
+
+def test_rst_any_adornment_and_overlines_set_levels_in_order() -> None:
+    from glassrag.parsers.rst import rst_blocks, rst_title
+
+    text = "#####\nPart\n#####\n\nChapter\n*******\n\nText.\n\nSection\n~~~~~~~\n\nMore.\n"
+    headings = [(b.title, b.level, b.start, b.end) for b in rst_blocks(text) if b.kind == "heading"]
+    assert headings == [("Part", 1, 0, 2), ("Chapter", 2, 4, 5), ("Section", 3, 9, 10)]
+    assert rst_title(text) == "Part"
+
+
+def test_rst_file_is_read_with_its_title(tmp_path: Path) -> None:
+    path = tmp_path / "guide.rst"
+    path.write_text(RST)
+    [doc] = read_file(path).documents
+    assert (doc.parser, doc.title, doc.text) == ("rst", "Quickstart", RST)
+
+
+def test_deep_nesting_and_marker_floods_are_read_within_bounds() -> None:
+    # Unclosed containers nested past Python's recursion limit, fences with nothing inside:
+    # every line is still in exactly one chunk, and no chunk is far over the cap.
+    for text, syntax in [
+        ("::: tip\n" * 1500 + "body\n", "markdown"),
+        ("".join("    " * i + "!!! note\n" for i in range(1200)) + "end\n", "markdown"),
+        ("".join(" " * i + ".. note::\n\n" for i in range(1200)) + "end\n", "rst"),
+        ("```\n" * 3000, "markdown"),
+    ]:
+        spans = docs(text, max_chars=500, syntax=syntax)
+        assert "".join("".join(s.text.split()) for s in spans) == "".join(text.split())
+        assert max(len(s.text) for s in spans) <= 1000
