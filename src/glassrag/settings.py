@@ -23,6 +23,10 @@ else:  # pragma: no cover - exercised on 3.10 only
 CONFIG_NAME = "glassrag.toml"
 
 Chunker = Literal["structure", "sentences", "punctuation", "window"]
+# The one cap on top_k everywhere (Python API, CLI, HTTP, MCP and these settings): a
+# search's result heap is allocated for top_k up front, so an unbounded value can abort
+# the process (10**8 asked Tantivy for 9.6 GB).
+MAX_TOP_K = 1000
 
 
 class _Section(BaseModel):
@@ -55,7 +59,7 @@ class PermissionSettings(_Section):
 
 
 class SearchSettings(_Section):
-    top_k: int = Field(default=10, gt=0, le=1000)
+    top_k: int = Field(default=10, gt=0, le=MAX_TOP_K)
     mode: Literal["bm25", "dense", "hybrid", "overlap", "terms"] = "bm25"
 
 
@@ -98,7 +102,7 @@ class DenseSettings(_Section):
 
 
 class AnswerSection(_Section):
-    top_k: int = Field(default=5, ge=1, le=100)
+    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
     min_coverage: float = Field(default=0.3, ge=0.0, le=1.0)
     max_sentences: int = Field(default=2, ge=1, le=10)
     log_path: str = ""
