@@ -138,6 +138,13 @@ class ServerSettings(_Section):
 
     allow_anonymous: bool = False
     max_upload_bytes: int = Field(default=20_000_000, gt=0)
+    max_body_bytes: int = Field(default=1_000_000, gt=0)
+    allowed_hosts: list[str] = Field(default_factory=list)
+    max_concurrent_model_calls: int = Field(default=4, ge=1, le=1000)
+    max_waiting_model_calls: int = Field(default=32, ge=0)
+    header_timeout: float = Field(default=10.0, gt=0)
+    keep_alive_timeout: int = Field(default=5, ge=1)
+    max_connections: int = Field(default=200, ge=1)
 
 
 class Settings(_Section):
@@ -305,4 +312,21 @@ rewrite_query = false
 allow_anonymous = false
 # POST /documents rejects uploads larger than this (bytes) with 413.
 max_upload_bytes = 20000000
+# Any other request body larger than this (bytes) gets 413 before it is read; a chunked
+# body is cut off at this size.
+max_body_bytes = 1000000
+# Host headers accepted (DNS-rebinding defence). Empty: localhost, 127.0.0.1, ::1 and the
+# --host the server binds to. "*" accepts any host.
+allowed_hosts = []
+# At most this many asks run at once (each may wait seconds for a model); the others wait
+# without holding a worker thread, so /healthz and the other routes stay responsive.
+max_concurrent_model_calls = 4
+# Asks waiting for one of those slots; beyond this many a new ask gets 503 at once.
+max_waiting_model_calls = 32
+# A connection must send its complete request headers within this many seconds.
+header_timeout = 10.0
+# An idle keep-alive connection is closed after this many seconds.
+keep_alive_timeout = 5
+# Open connections beyond this many get 503.
+max_connections = 200
 """
