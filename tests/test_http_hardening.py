@@ -314,7 +314,7 @@ def _model_kb(root: Path, model: HeldModel, monkeypatch: pytest.MonkeyPatch, lim
         '# profile = "openai"': 'profile = "openai"', "retries = 2": "retries = 0",
         "http_retries = 3": "http_retries = 0",
         "max_concurrent_model_calls = 4": f"max_concurrent_model_calls = {limit}",
-        "max_waiting_model_calls = 32": f"max_waiting_model_calls = {waiting}"})
+        "max_waiting_model_calls = 256": f"max_waiting_model_calls = {waiting}"})
     with KnowledgeBase.open(kb_dir) as kb:
         kb.ingest([EXAMPLES], exclude=["**/*.yaml", "README.md"])
     app = create_app(kb_dir)

@@ -141,7 +141,7 @@ class ServerSettings(_Section):
     max_body_bytes: int = Field(default=1_000_000, gt=0)
     allowed_hosts: list[str] = Field(default_factory=list)
     max_concurrent_model_calls: int = Field(default=4, ge=1, le=1000)
-    max_waiting_model_calls: int = Field(default=32, ge=0)
+    max_waiting_model_calls: int = Field(default=256, ge=0)
     header_timeout: float = Field(default=10.0, gt=0)
     keep_alive_timeout: int = Field(default=5, ge=1)
     max_connections: int = Field(default=200, ge=1)
@@ -321,8 +321,10 @@ allowed_hosts = []
 # At most this many asks run at once (each may wait seconds for a model); the others wait
 # without holding a worker thread, so /healthz and the other routes stay responsive.
 max_concurrent_model_calls = 4
-# Asks waiting for one of those slots; beyond this many a new ask gets 503 at once.
-max_waiting_model_calls = 32
+# Asks waiting for one of those slots; beyond this many a new ask gets 503 at once. The
+# default is above max_connections, so only that limit applies; lower it to refuse asks
+# quickly when a slow model backs them up.
+max_waiting_model_calls = 256
 # A connection must send its complete request headers within this many seconds.
 header_timeout = 10.0
 # An idle keep-alive connection is closed after this many seconds.
