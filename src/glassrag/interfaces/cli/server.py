@@ -114,13 +114,16 @@ def one_blas_thread() -> bool:
 
 @app.command()
 def mcp(
-    token: str | None = typer.Option(None, "--token", envvar="GLASSRAG_TOKEN",
-                                      help="Bearer token fixing the principal"),
+    token: str | None = typer.Option(
+        None, "--token", envvar="GLASSRAG_TOKEN",
+        help="stdio: the bearer token whose principal makes every call (checked at each "
+             "call). Not used by streamable-http: each request carries its own."),
     transport: str = typer.Option("stdio", help="stdio or streamable-http"),
     host: str = typer.Option("127.0.0.1", help="Interface (streamable-http)"),
     port: int = typer.Option(8765, help="Port (streamable-http)"),
 ) -> None:
-    """An MCP server with the tools search_knowledge_base and ask."""
+    """An MCP server with the tools search_knowledge_base and ask (over streamable-http at
+    /mcp, every request needs Authorization: Bearer <token>)."""
     with _errors(False):
         if transport not in ("stdio", "streamable-http"):
             raise InvalidInput("--transport must be stdio or streamable-http",
