@@ -233,6 +233,19 @@ def test_api_docs_use_no_third_party_script(live: tuple[LiveServer, dict[str, st
     assert "/ask" in httpx.get(server.url + "/openapi.json").json()["paths"]
 
 
+def test_websockets_are_refused(live: tuple[LiveServer, dict[str, str]]) -> None:
+    from fastapi.testclient import TestClient
+    from starlette.websockets import WebSocketDisconnect
+
+    server, tokens = live
+    # Not entered as a context manager: its lifespan would close the live server's app.
+    client = TestClient(server.server.config.app, base_url="http://127.0.0.1")
+    with pytest.raises(WebSocketDisconnect) as closed, \
+            client.websocket_connect("/ask", headers=_auth(tokens["user"])):
+        pass
+    assert closed.value.code == 1008
+
+
 # -- doc ids with slashes ----------------------------------------------------------------
 def test_nested_doc_ids_are_served(live: tuple[LiveServer, dict[str, str]]) -> None:
     server, tokens = live

@@ -120,7 +120,10 @@ class Guard:
         self.policy = policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # lifespan (and websockets, which no route serves)
+        if scope["type"] == "websocket":  # no route serves one: refuse before any check
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
