@@ -180,7 +180,7 @@ def test_a_model_configuration_error_over_http_and_mcp_names_no_endpoint_model_o
         token = create_token(kb.store, "reader", ["public"])
     internals = ("OPENAI_API_KEY", "api.openai.com", "gpt-4o-mini")
     question = {"question": "How many days do learners have for refunds?"}
-    with TestClient(create_app(kb_dir)) as client:
+    with TestClient(create_app(kb_dir), base_url="http://127.0.0.1") as client:
         response = client.post("/ask", json=question,
                                headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 400

@@ -191,3 +191,19 @@ def test_eval_keeps_and_reuses_the_kb_given_with_kb(run, tmp_path: Path) -> None
     assert run("ingest", WORKSHOP, kb_dir=other).exit_code == 0
     refused = run("eval", "--beir", str(root), "--json", kb_dir=other)
     assert refused.exit_code != 0 and "not in the corpus" in refused.output
+
+
+def test_every_documented_command_is_registered() -> None:
+    """The README's command table names what `glassrag --help` must offer."""
+    import re
+
+    from typer.main import get_command
+
+    from glassrag.interfaces.cli.main import app
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Commands", 1)[1].split("\n#", 1)[0]
+    documented = set(re.findall(r"^\| `([a-z-]+)", table, flags=re.M))
+    registered = set(get_command(app).commands)  # type: ignore[attr-defined]
+    assert {"serve", "mcp", "tokens", "ingest", "ask"} <= documented
+    assert documented <= registered, documented - registered

@@ -62,7 +62,7 @@ def _api(tmp_path: Path, **settings: Any) -> Iterator[Api]:
     with app.state.kb.lock:
         tokens = {"p0": create_token(app.state.kb.store, NOBODY.principal_id),
                   "root": create_token(app.state.kb.store, "root", admin=True)}
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         yield Api(client, tokens)
 
 

@@ -24,6 +24,8 @@ from glassrag.store.bearer_tokens import create_token, revoke_token  # noqa: E40
 from test_leak import PRINCIPALS, QUERIES, SECRETS, _check, build_leak_kb  # noqa: E402
 
 ADMIN = Principal("root", admin=True)
+# The Host the test client sends: a loopback name, as the server accepts by default.
+LOCAL = "http://127.0.0.1"
 
 
 def _error_shape(response, status: int) -> dict:  # type: ignore[no-untyped-def]
@@ -47,7 +49,7 @@ def server(leak_dir: Path) -> Iterator[tuple[TestClient, dict[str, str]]]:
     with kb.lock:
         tokens = {p.principal_id: create_token(kb.store, p.principal_id, p.roles, p.admin)
                   for p in [*PRINCIPALS, ADMIN]}
-    with TestClient(app) as client:
+    with TestClient(app, base_url=LOCAL) as client:
         yield client, tokens
 
 
@@ -57,7 +59,7 @@ def _auth(token: str) -> dict[str, str]:
 
 # -- routes --------------------------------------------------------------------------------
 def test_healthz_openapi_and_page(server: tuple[TestClient, dict[str, str]]) -> None:
-    client, _ = server
+    client, tokens = server
     assert client.get("/healthz").json() == {"status": "ok"}
     spec = client.get("/openapi.json").json()
     for path in ("/ask", "/search", "/documents", "/documents/{doc_id}", "/traces/{trace_id}"):
@@ -65,7 +67,9 @@ def test_healthz_openapi_and_page(server: tuple[TestClient, dict[str, str]]) -> 
     page = client.get("/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
     assert client.get("/static/app.js").status_code == 200
-    _error_shape(client.get("/no-such-route"), 404)
+    # Unknown routes need a token like every other non-public path: they tell nothing.
+    _error_shape(client.get("/no-such-route"), 401)
+    _error_shape(client.get("/no-such-route", headers=_auth(tokens["p0"])), 404)
 
 
 def test_ask_returns_the_cli_json(server: tuple[TestClient, dict[str, str]]) -> None:
@@ -176,7 +180,7 @@ def test_revoked_token_is_401(leak_dir: Path) -> None:
     kb = app.state.kb
     with kb.lock:
         token = create_token(kb.store, "temp", ["hr"])
-    with TestClient(app) as client:
+    with TestClient(app, base_url=LOCAL) as client:
         assert client.get("/documents", headers=_auth(token)).status_code == 200
         with kb.lock:
             revoke_token(kb.store, token)
@@ -184,14 +188,14 @@ def test_revoked_token_is_401(leak_dir: Path) -> None:
 
 
 def test_anonymous_access_is_public_only_when_enabled(leak_dir: Path) -> None:
-    with TestClient(create_app(leak_dir, allow_anonymous=True)) as client:
+    with TestClient(create_app(leak_dir, allow_anonymous=True), base_url=LOCAL) as client:
         r = client.post("/search", json={"query": "zebracanary", "top_k": 50})
         assert r.status_code == 200 and r.json()["hits"] == []
         docs = client.get("/documents").json()["documents"]
         assert docs and not any(d["doc_id"].startswith("secretdoc") for d in docs)
         # A token that is sent but wrong is still refused.
         _error_shape(client.get("/documents", headers=_auth("grt_nope")), 401)
-    with TestClient(create_app(leak_dir)) as client:
+    with TestClient(create_app(leak_dir), base_url=LOCAL) as client:
         _error_shape(client.get("/documents"), 401)
 
 
@@ -207,7 +211,7 @@ def test_upload_and_delete_are_admin_only(tmp_path: Path) -> None:
         admin = create_token(kb.store, "root", admin=True)
         user = create_token(kb.store, "u", ["employee"])
     note = ("notes.md", b"# Parking\n\nVisitors park on level 3 of the garage.\n", "text/plain")
-    with TestClient(app) as client:
+    with TestClient(app, base_url=LOCAL) as client:
         err = _error_shape(client.post("/documents", files={"file": note},
                                        headers=_auth(user)), 403)
         assert err["code"] == "forbidden"

@@ -7,8 +7,6 @@ Screenshots go to tests/artifacts/ (git-ignored).
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,6 @@ if not CHROMIUM.exists():
 pytest.importorskip("playwright.sync_api", reason="the playwright Python package is missing")
 pytest.importorskip("uvicorn", reason="the [server] extra is not installed")
 
-import uvicorn  # noqa: E402
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
@@ -29,39 +26,35 @@ from conftest import EXAMPLES  # noqa: E402
 from glassrag import KnowledgeBase  # noqa: E402
 from glassrag.interfaces.http.app import create_app  # noqa: E402
 from glassrag.store.bearer_tokens import create_token  # noqa: E402
+from live_server import LiveServer  # noqa: E402
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
+CONSOLE_ERRORS: list[str] = []
 HOSTILE = """Visitors park their cars on level 3 of the north garage.
 <script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">
 The garage closes at midnight <b>sharp</b>.
 """
+# A document in a subfolder: its doc_id has slashes, and its citation link must still work.
+NESTED = "guides/building/lockers.md"
+LOCKERS = "# Lockers\n\nStaff lockers are on floor 2 of the west wing, next to the showers.\n"
 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     root = tmp_path_factory.mktemp("web")
     docs = root / "docs"
-    docs.mkdir()
+    (docs / "guides" / "building").mkdir(parents=True)
     (docs / "parking.txt").write_text(HOSTILE, encoding="utf-8")
+    (docs / NESTED).write_text(LOCKERS, encoding="utf-8")
     with KnowledgeBase.open(root / "kb") as kb:
         report = kb.ingest([EXAMPLES, docs], exclude=["**/*.yaml", "README.md"])
         assert report.failed == []
+        assert NESTED in {d.doc_id for d in kb.documents()}
     app = create_app(root / "kb")
     with app.state.kb.lock:
         token = create_token(app.state.kb.store, "browser", ["employee"])
-    # Port 0: the OS picks a free port, read back once uvicorn is listening (no race).
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        assert thread.is_alive(), "uvicorn stopped while starting"
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}", token
-    server.should_exit = True
-    thread.join(timeout=10)
+    with LiveServer(app) as server:
+        yield server.url, token
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +75,12 @@ def page(base_url: tuple[str, str]) -> Iterator[Any]:
         page.set_default_timeout(10_000)
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        # Failed loads and Content-Security-Policy violations are reported on the console.
+        page.on("console", lambda msg: CONSOLE_ERRORS.append(msg.text)
+                if msg.type == "error" else None)
         page.goto(url + "/")
         yield page
-        assert errors == []
+        assert errors == [] and CONSOLE_ERRORS == [], (errors, CONSOLE_ERRORS)
         browser.close()
 
 
@@ -125,3 +121,36 @@ def test_document_html_is_shown_as_text(page: Any) -> None:
     assert page.evaluate("window.__pwned") is None
     # No element from the document's markup made it into the DOM.
     assert page.locator("main script, main img, #evidence b, #source-lines b").count() == 0
+
+
+def test_a_nested_doc_id_citation_opens(page: Any) -> None:
+    _ask(page, "Where are the staff lockers?")
+    expect(page.locator("#status")).to_have_text("answered")
+    link = page.locator("#citations button.citation").first
+    with page.expect_response(lambda r: "/lines?" in r.url) as reply:
+        link.click()
+    assert reply.value.status == 200
+    expect(page.locator("#source-lines .cited").first).to_contain_text("floor 2 of the west wing")
+    expect(page.locator("#error")).to_be_hidden()
+    page.screenshot(path=str(ARTIFACTS / "web-nested.png"), full_page=True)
+
+
+def test_the_page_runs_under_its_content_security_policy(page: Any,
+                                                         base_url: tuple[str, str]) -> None:
+    url, _ = base_url
+    reply = page.request.get(url + "/")
+    assert "script-src 'self'" in reply.headers["content-security-policy"]
+    # Inline script is refused by the policy (the page itself has none).
+    page.evaluate("""() => { const s = document.createElement('script');
+        s.textContent = 'window.__inline = 1'; document.body.append(s); }""")
+    assert page.evaluate("window.__inline") is None
+    assert len(CONSOLE_ERRORS) == 1 and "Content Security Policy" in CONSOLE_ERRORS[0]
+    CONSOLE_ERRORS.clear()
+
+
+def test_api_docs_page(page: Any, base_url: tuple[str, str]) -> None:
+    url, _ = base_url
+    page.goto(url + "/docs")
+    expect(page.locator("#routes")).to_contain_text("POST /ask")
+    expect(page.locator("#routes")).to_contain_text("GET /documents/{doc_id}/lines")
+    page.goto(url + "/")

@@ -32,7 +32,7 @@ from glassrag.records import (
 )
 from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, fuse_retrievals, run_rewrite
-from glassrag.retrieval.search import Retrieval, check_query, retrieve
+from glassrag.retrieval.search import Retrieval, check_query, check_top_k, retrieve
 from glassrag.settings import DenseSettings, Settings
 from glassrag.store.database import Store, now
 from glassrag.store.traces import new_trace_id, save
@@ -72,14 +72,15 @@ class AskRequest:
 
 
 def validate(question: str, top_k: int) -> str:
-    question = check_query(question)
+    """The stripped question, checked as every search's query is, and ``top_k`` checked
+    against the one engine-wide cap (:data:`~glassrag.settings.MAX_TOP_K`)."""
+    question = check_query(question, field="question")
     if len(question) > MAX_QUESTION_CHARS:
         raise InvalidInput(
             f"the question is {len(question)} characters long; the limit is "
             f"{MAX_QUESTION_CHARS}", field="question",
         )
-    if not 1 <= top_k <= 100:
-        raise InvalidInput("top_k must be between 1 and 100", field="top_k")
+    check_top_k(top_k)
     return question
 
 

@@ -26,6 +26,10 @@ CONFIG_NAME = "glassrag.toml"
 DOCS_MAX_CHARS = 1000
 
 Chunker = Literal["docs", "structure", "sentences", "punctuation", "window"]
+# The one cap on top_k everywhere (Python API, CLI, HTTP, MCP and these settings): a
+# search's result heap is allocated for top_k up front, so an unbounded value can abort
+# the process (10**8 asked Tantivy for 9.6 GB).
+MAX_TOP_K = 1000
 
 
 class _Section(BaseModel):
@@ -60,7 +64,7 @@ class PermissionSettings(_Section):
 
 
 class SearchSettings(_Section):
-    top_k: int = Field(default=10, gt=0, le=1000)
+    top_k: int = Field(default=10, gt=0, le=MAX_TOP_K)
     mode: Literal["bm25", "dense", "hybrid", "overlap", "terms"] = "bm25"
 
 
@@ -103,7 +107,7 @@ class DenseSettings(_Section):
 
 
 class AnswerSection(_Section):
-    top_k: int = Field(default=5, ge=1, le=100)
+    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
     min_coverage: float = Field(default=0.3, ge=0.0, le=1.0)
     max_sentences: int = Field(default=2, ge=1, le=10)
     log_path: str = ""
@@ -141,6 +145,13 @@ class ServerSettings(_Section):
 
     allow_anonymous: bool = False
     max_upload_bytes: int = Field(default=20_000_000, gt=0)
+    max_body_bytes: int = Field(default=1_000_000, gt=0)
+    allowed_hosts: list[str] = Field(default_factory=list)
+    max_concurrent_model_calls: int = Field(default=4, ge=1, le=1000)
+    max_waiting_model_calls: int = Field(default=256, ge=0)
+    header_timeout: float = Field(default=10.0, gt=0)
+    keep_alive_timeout: int = Field(default=5, ge=1)
+    max_connections: int = Field(default=200, ge=1)
 
 
 class Settings(_Section):
@@ -319,4 +330,23 @@ max_citations = 50
 allow_anonymous = false
 # POST /documents rejects uploads larger than this (bytes) with 413.
 max_upload_bytes = 20000000
+# Any other request body larger than this (bytes) gets 413 before it is read; a chunked
+# body is cut off at this size.
+max_body_bytes = 1000000
+# Host headers accepted (DNS-rebinding defence). Empty: localhost, 127.0.0.1, ::1 and the
+# --host the server binds to. "*" accepts any host.
+allowed_hosts = []
+# At most this many asks run at once (each may wait seconds for a model); the others wait
+# without holding a worker thread, so /healthz and the other routes stay responsive.
+max_concurrent_model_calls = 4
+# Asks waiting for one of those slots; beyond this many a new ask gets 503 at once. The
+# default is above max_connections, so only that limit applies; lower it to refuse asks
+# quickly when a slow model backs them up.
+max_waiting_model_calls = 256
+# A connection must send its complete request headers within this many seconds.
+header_timeout = 10.0
+# An idle keep-alive connection is closed after this many seconds.
+keep_alive_timeout = 5
+# Open connections beyond this many get 503.
+max_connections = 200
 """

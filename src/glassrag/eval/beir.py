@@ -46,6 +46,7 @@ from glassrag.eval.beir_data import Corpus, load_beir
 from glassrag.eval.metrics import evaluate, per_query
 from glassrag.eval.qa import benchmark_kb_dir
 from glassrag.records import Principal
+from glassrag.settings import MAX_TOP_K
 from glassrag.text.analysis import analyze, unique_terms
 
 if TYPE_CHECKING:
@@ -370,6 +371,7 @@ def _doc_run(kb: KnowledgeBase, text: str, want: int, per_doc: float, chunks: in
              options: Mapping[str, Any]) -> dict[str, float]:
     """The best ``want`` documents for a query: each scores as its best chunk. Asks for
     more chunks until ``want`` distinct documents came back or the index ran out."""
+    chunks = min(chunks, MAX_TOP_K)  # kb.search takes no more than the engine's cap
     ask = min(max(math.ceil(want * per_doc), want), max(chunks, 1))
     while True:
         hits = kb.search(text, principal=EVAL_PRINCIPAL, top_k=ask, **options).hits

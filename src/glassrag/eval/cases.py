@@ -31,6 +31,7 @@ from glassrag.errors import InvalidInput
 from glassrag.eval.qa import Progress, QAReport, run_qa
 from glassrag.records import STATUSES, Principal
 from glassrag.retrieval.search import MODES
+from glassrag.settings import MAX_TOP_K  # the engine's one cap on top_k
 
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 REQUIRED = ("name", "question", "roles", "expected_status")
 OPTIONAL_TEXT = ("expected_source", "expected_doc_id", "expected_chunk_id", "answer_contains")
 KNOWN_KEYS = frozenset(REQUIRED + OPTIONAL_TEXT + ("top_k", "mode"))
-MAX_TOP_K = 100  # the same cap as ``ask``
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,35 @@
 """An MCP server (official ``mcp`` SDK) exposing ``search_knowledge_base`` and ``ask``.
 
-The principal is fixed when the server starts, from a bearer token: a tool call has no way
-to name a principal or roles, and its input schema rejects unknown fields.
+The principal of every tool call comes from a bearer token, checked at that call: over
+stdio the token the server was started with (so revoking it ends a running session at its
+next call), over streamable HTTP the token of the HTTP request carrying the call (and
+every HTTP request is refused with 401 before that without a valid one, by the same guard
+as ``glassrag serve``). A tool call has no way to name a principal or roles, and its input
+schema rejects unknown fields.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field
 
 from glassrag.errors import GlassragError, MissingExtra
+from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
 from glassrag.records import Principal
-from glassrag.store.bearer_tokens import Unauthorized, principal_for
+from glassrag.settings import MAX_TOP_K
+from glassrag.store.bearer_tokens import ANONYMOUS, TokenReader, Unauthorized, principal_for
 
 TOOL_NAMES = ("search_knowledge_base", "ask")
 Mode = Literal["bm25", "dense", "hybrid", "overlap"]
+# Who makes a tool call, from the call's HTTP headers (None over stdio); raises
+# Unauthorized for a missing, wrong or revoked token.
+Caller = Callable[[Mapping[str, str] | None], Principal]
 
 
 def principal_from_token(kb: KnowledgeBase, token: str | None, *,
@@ -26,13 +37,30 @@ def principal_from_token(kb: KnowledgeBase, token: str | None, *,
     """The principal for ``token``; anonymous (public only) without one, if allowed."""
     if not token:
         if allow_anonymous:
-            return Principal("anonymous")
+            return Principal(ANONYMOUS)
         raise Unauthorized("glassrag mcp needs a token (--token or $GLASSRAG_TOKEN)")
     with kb.lock:
         found = principal_for(kb.store, token)
     if found is None:
         raise Unauthorized("invalid or revoked token")
     return found
+
+
+def token_caller(tokens: TokenReader, token: str | None, *,
+                 allow_anonymous: bool = False) -> Caller:
+    """Every call is made by ``token``'s principal, looked up again at each call."""
+    header = None if not token else f"Bearer {token}"
+    return lambda _headers: tokens.authenticate(header, allow_anonymous=allow_anonymous)
+
+
+def header_caller(tokens: TokenReader, *, allow_anonymous: bool = False) -> Caller:
+    """Each call is made by the principal of its own HTTP request's bearer token."""
+    def caller(headers: Mapping[str, str] | None) -> Principal:
+        if headers is None:  # an HTTP server's call always carries its request
+            raise Unauthorized("this tool call came without its HTTP request")
+        return tokens.authenticate(headers.get("authorization"),
+                                   allow_anonymous=allow_anonymous)
+    return caller
 
 
 def _strict(server: Any) -> None:
@@ -47,13 +75,19 @@ def _strict(server: Any) -> None:
         tool.parameters = {**tool.parameters, "additionalProperties": False}
 
 
-def build_server(kb: KnowledgeBase, principal: Principal) -> Any:
-    """An ``MCPServer`` whose tools answer as ``principal`` from ``kb``."""
+def build_server(kb: KnowledgeBase, caller: Principal | Caller,
+                 gate: ModelGate | None = None) -> Any:
+    """An ``MCPServer`` whose tools answer from ``kb`` as ``caller`` decides per call (a
+    fixed :class:`Principal` for in-process use). ``ask`` runs through ``gate``."""
     try:
         from mcp.server import MCPServer
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise MissingExtra("mcp", "mcp") from exc
 
+    who: Caller = (lambda _headers: caller) if isinstance(caller, Principal) else caller
+    settings = kb.settings.server
+    asks = gate or ModelGate(settings.max_concurrent_model_calls,
+                             settings.max_waiting_model_calls)
     server = MCPServer(
         name="glassrag",
         instructions="Search and ask a permission-aware knowledge base. Answers carry "
@@ -61,20 +95,28 @@ def build_server(kb: KnowledgeBase, principal: Principal) -> Any:
     )
 
     @server.tool(name="search_knowledge_base", structured_output=True)
-    def search_knowledge_base(
+    async def search_knowledge_base(
+        ctx: Context,
         query: Annotated[str, Field(description="What to search for")],
-        top_k: Annotated[int, Field(ge=1, le=100, description="How many hits")] = 10,
+        top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits")] = 10,
         mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
     ) -> dict[str, Any]:
         """Permitted passages for a query, with scores, matched terms and line numbers."""
-        return _call(lambda: kb.search(query, principal=principal, top_k=top_k,
-                                       mode=mode).to_dict())
+        import anyio.to_thread
+
+        try:
+            principal = who(ctx.headers)
+            return await anyio.to_thread.run_sync(lambda: kb.search(
+                query, principal=principal, top_k=top_k, mode=mode).to_dict())
+        except GlassragError as exc:
+            raise _tool_error(exc) from None
 
     @server.tool(name="ask", structured_output=True)
-    def ask(
+    async def ask(
+        ctx: Context,
         question: Annotated[str, Field(description="The question")],
         top_k: Annotated[int | None, Field(
-            ge=1, le=100, description="How many passages the answer may draw on")] = None,
+            ge=1, le=MAX_TOP_K, description="How many passages the answer may draw on")] = None,
         mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
         rewrite: Annotated[bool | None, Field(
             description="Ask the model for a search query first and search with both "
@@ -83,34 +125,70 @@ def build_server(kb: KnowledgeBase, principal: Principal) -> Any:
     ) -> dict[str, Any]:
         """An answer with status (answered, no_evidence, blocked_by_permission, unverified),
         verified citations, the evidence used and a trace id."""
-        return _call(lambda: kb.ask(question, principal=principal, top_k=top_k,
-                                    mode=mode, rewrite=rewrite).to_dict())
+        try:
+            principal = who(ctx.headers)
+            return await asks.run(lambda: kb.ask(question, principal=principal, top_k=top_k,
+                                                 mode=mode, rewrite=rewrite).to_dict())
+        except GlassragError as exc:
+            raise _tool_error(exc) from None
 
     _strict(server)
     return server
 
 
-def _call(fn: Any) -> dict[str, Any]:
+def _tool_error(exc: GlassragError) -> Exception:
+    """The tool error for an engine error: its text is the JSON error shape of the HTTP API
+    (the SDK puts "Error executing tool NAME: " in front)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
-    try:
-        result: dict[str, Any] = fn()
-    except GlassragError as exc:
-        # The tool error text is the same JSON error shape the HTTP API uses.
-        raise ToolError(json.dumps(exc.to_dict(), ensure_ascii=False)) from None
-    return result
+    return ToolError(json.dumps(exc.to_dict(), ensure_ascii=False))
 
 
 def run(kb_path: str | Path, token: str | None, *, transport: str = "stdio",
         host: str = "127.0.0.1", port: int = 8765, allow_anonymous: bool = False) -> None:
-    """Serve until interrupted over ``stdio`` or ``streamable-http``."""
+    """Serve until interrupted over ``stdio`` or ``streamable-http``.
+
+    Over stdio ``token`` is the principal of every call (refused at start if invalid);
+    over streamable HTTP it is not used: each request brings its own.
+    """
     kb = KnowledgeBase.open(kb_path, create=False)
+    tokens = TokenReader(kb.store.path)
+    anonymous = allow_anonymous or kb.settings.server.allow_anonymous
     try:
-        server = build_server(kb, principal_from_token(
-            kb, token, allow_anonymous=allow_anonymous or kb.settings.server.allow_anonymous))
         if transport == "stdio":
-            server.run("stdio")
+            caller = token_caller(tokens, token, allow_anonymous=anonymous)
+            principal_from_token(kb, token, allow_anonymous=anonymous)  # refuse to start
+            build_server(kb, caller).run("stdio")
         else:
-            server.run("streamable-http", host=host, port=port)
+            _serve_http(kb, tokens, host, port, anonymous)
     finally:
+        tokens.close()
         kb.close()
+
+
+def _serve_http(kb: KnowledgeBase, tokens: TokenReader, host: str, port: int,
+                allow_anonymous: bool) -> None:
+    from glassrag.interfaces.http.guard import Guard, guard_policy
+    from glassrag.interfaces.http.serve import serve
+
+    server = build_server(kb, header_caller(tokens, allow_anonymous=allow_anonymous))
+    settings = kb.settings.server
+    policy = guard_policy(settings, tokens, allow_anonymous=allow_anonymous, bind_host=host)
+    app = server.streamable_http_app(host=host, max_request_body_size=settings.max_body_bytes,
+                                     transport_security=_sdk_security(policy.hosts))
+    serve(Guard(app, policy), host, port, settings)
+
+
+def _sdk_security(hosts: frozenset[str] | None) -> Any:
+    """The SDK's own Host and Origin check, given the same hosts as the guard (its default
+    would accept only the loopback names whatever ``[server] allowed_hosts`` says)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if hosts is None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = [f"[{h}]" if ":" in h else h for h in sorted(hosts)]
+    return TransportSecuritySettings(
+        allowed_hosts=[p for n in names for p in (n, f"{n}:*")],
+        allowed_origins=[p for n in names for p in (f"http://{n}", f"http://{n}:*",
+                                                    f"https://{n}", f"https://{n}:*")],
+    )

@@ -6,6 +6,7 @@ permitted hits with only a *count* of matching chunks the principal may not read
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -14,7 +15,7 @@ from glassrag.errors import EmptyQuery, InvalidInput
 from glassrag.records import Hit, Principal
 from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
 from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_score, validate_terms
-from glassrag.settings import DenseSettings
+from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
 from glassrag.text.analysis import analyze, unique_terms
 from glassrag.vectors.index import VectorMatch
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 MODES = ("bm25", "dense", "hybrid", "overlap", "terms")
 MAX_QUERY_CHARS = 2000
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Settings for a single retriever's list, where no fusion applies.
 _SINGLE = DenseSettings()
 
@@ -43,15 +45,42 @@ class Retrieval:
     blocked: list[Hit] = field(default_factory=list)
 
 
-def check_query(query: str) -> str:
+def check_text(value: str, field: str) -> str:
+    """``value`` unchanged, or InvalidInput naming ``field`` if it is not valid Unicode.
+
+    A lone UTF-16 surrogate ("\\ud800", from a JSON escape or from undecodable bytes on a
+    command line) cannot be encoded as UTF-8, so the index, SQLite and every JSON reply
+    would fail on it; it is refused here, at the edge, with its position (never echoed).
+    """
+    found = _SURROGATE.search(value)
+    if found is not None:
+        position = found.start() + 1
+        raise InvalidInput(
+            f"{field}: character {position} is a lone surrogate (U+{ord(found.group()):04X}),"
+            " which is not valid Unicode", field=field, position=position,
+        )
+    return value
+
+
+def check_top_k(top_k: int) -> int:
+    """``top_k`` if it is an integer from 1 to :data:`MAX_TOP_K`, else InvalidInput."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        # The value is not echoed: str() of a huge int is itself an error (over 4300 digits).
+        raise InvalidInput(f"top_k must be an integer from 1 to {MAX_TOP_K}", field="top_k",
+                           limit=MAX_TOP_K)
+    return top_k
+
+
+def check_query(query: str, field: str = "query") -> str:
+    """The stripped query; EmptyQuery or InvalidInput (naming ``field``) if it is unusable."""
     if not isinstance(query, str) or not query.strip():
-        raise EmptyQuery("the query is empty", field="query")
+        raise EmptyQuery(f"the {field} is empty", field=field)
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidInput(
-            f"the query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}",
-            field="query",
+            f"the {field} is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}",
+            field=field,
         )
-    return query.strip()
+    return check_text(query, field).strip()
 
 
 def retrieve(
@@ -69,9 +98,9 @@ def retrieve(
 ) -> Retrieval:
     """Rank chunks for ``query`` with the principal's roles applied inside the ranking."""
     query = check_query(query)
-    if top_k < 1:
-        raise InvalidInput("top_k must be at least 1", field="top_k")
+    check_top_k(top_k)
     if terms:
+        terms = [check_text(t, "terms") if isinstance(t, str) else t for t in terms]
         mode = "terms"
     if mode in ("dense", "hybrid"):
         if dense is None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import sqlite3
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from glassrag.errors import GlassragError, InvalidInput, NotFound
@@ -18,6 +21,7 @@ from glassrag.records import Principal
 from glassrag.store.database import Store, now
 
 TOKEN_PREFIX = "grt_"
+ANONYMOUS = "anonymous"  # the principal of token-less requests, when they are allowed
 
 
 class Unauthorized(GlassragError):
@@ -46,7 +50,7 @@ def create_token(
     principal_id = principal_id.strip()
     if not principal_id:
         raise InvalidInput("a token needs a principal id", field="principal")
-    if principal_id == "anonymous":
+    if principal_id == ANONYMOUS:
         raise InvalidInput("'anonymous' is reserved for requests without a token",
                            field="principal")
     principal = Principal(principal_id, roles, admin)
@@ -106,12 +110,70 @@ def revoke_token(store: Store, token_or_id: str) -> int:
 
 def principal_for(store: Store, token: str | None) -> Principal | None:
     """The principal a valid, unrevoked token stands for; None for anything else."""
+    return _lookup(store.db, token)
+
+
+def _lookup(db: sqlite3.Connection, token: str | None) -> Principal | None:
     if not token:
         return None
-    row = store.db.execute(
+    row = db.execute(
         "SELECT principal_id, roles, admin FROM tokens WHERE token_hash = ? AND revoked_at IS NULL",
         (hash_token(token),),
     ).fetchone()
     if row is None:
         return None
-    return Principal(row["principal_id"], json.loads(row["roles"]), bool(row["admin"]))
+    return Principal(row[0], json.loads(row[1]), bool(row[2]))
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header value.
+
+    None when there is no header, "" when it is not a bearer token (so it is refused
+    rather than treated as absent).
+    """
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+class TokenReader:
+    """Token look-ups on a connection of their own, read-only, for the HTTP servers.
+
+    Every request is authenticated before its body is read, on the server's event loop;
+    the knowledge base's lock may be held for seconds by an ingest, and its connection is
+    shared, so this connection is separate. SQLite's WAL lets it read while another
+    connection writes, and a revocation is seen by the next request.
+    """
+
+    def __init__(self, db_path: Path) -> None:
+        self._db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True,
+                                   check_same_thread=False)
+        self._db.execute("PRAGMA busy_timeout=2000")
+        self._lock = threading.Lock()
+
+    def principal(self, token: str | None) -> Principal | None:
+        """The principal of a valid, unrevoked token; None for anything else."""
+        with self._lock:
+            return _lookup(self._db, token)
+
+    def authenticate(self, header: str | None, *, allow_anonymous: bool) -> Principal:
+        """The principal of an ``Authorization`` header value, or Unauthorized.
+
+        No header at all is the ``anonymous`` principal (public role only) when allowed. A
+        header that is present but wrong is refused even then: silently downgrading would
+        hide a misconfigured client.
+        """
+        token = bearer_token(header)
+        if token is None:
+            if allow_anonymous:
+                return Principal(ANONYMOUS)
+            raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
+        found = self.principal(token)
+        if found is None:
+            raise Unauthorized("invalid or revoked token")
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -17,6 +17,7 @@ from rich.table import Table
 from glassrag.errors import GlassragError, InvalidInput, NotFound
 from glassrag.kb import KnowledgeBase, resolve_kb_path
 from glassrag.records import Principal, to_json
+from glassrag.settings import MAX_TOP_K
 
 app = typer.Typer(
     help="glassrag: a glass-box RAG engine. Permission-aware search with visible scores.",
@@ -167,7 +168,8 @@ def ingest(
 def search(
     query: str = typer.Argument(..., help="What to look for"),
     role: list[str] = ROLE_OPTION,
-    top_k: int | None = typer.Option(None, "--top-k", help="How many hits [default: 10]"),
+    top_k: int | None = typer.Option(None, "--top-k",
+                                     help=f"How many hits, 1 to {MAX_TOP_K} [default: 10]"),
     mode: str | None = MODE_OPTION,
     terms: list[str] = TERMS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
@@ -393,6 +395,7 @@ app.add_typer(tokens_app, name="tokens")
 # The other command groups register themselves on `app` when imported; kept in their own
 # modules so each stays readable.
 from glassrag.interfaces.cli import answers as cli_answers  # noqa: E402,F401
+from glassrag.interfaces.cli import server as cli_server  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -79,19 +79,22 @@ def serve(
         None, "--allow-anonymous/--no-anonymous",
         help="Serve requests without a token as public-only [default: [server] setting]"),
 ) -> None:
-    """The HTTP API (OpenAPI at /docs and /openapi.json) and the web page at /."""
+    """The HTTP API (routes at /docs, OpenAPI at /openapi.json) and the web page at /."""
     with _errors(False):
         try:
-            import uvicorn
+            import uvicorn  # noqa: F401  (checked here, so that a missing one names its extra)
 
             from glassrag.interfaces.http.app import create_app
+            from glassrag.interfaces.http.serve import serve as serve_app
         except ImportError as exc:
             from glassrag.errors import MissingExtra
 
             raise MissingExtra(exc.name or "fastapi", "server") from None
-        application = create_app(resolve_kb_path(state.kb_path), allow_anonymous=allow_anonymous)
+        application = create_app(resolve_kb_path(state.kb_path), allow_anonymous=allow_anonymous,
+                                 bind_host=host)
+        settings = application.state.kb.settings.server
     one_blas_thread()
-    uvicorn.run(application, host=host, port=port)
+    serve_app(application, host, port, settings)
 
 
 def one_blas_thread() -> bool:
@@ -111,13 +114,16 @@ def one_blas_thread() -> bool:
 
 @app.command()
 def mcp(
-    token: str | None = typer.Option(None, "--token", envvar="GLASSRAG_TOKEN",
-                                      help="Bearer token fixing the principal"),
+    token: str | None = typer.Option(
+        None, "--token", envvar="GLASSRAG_TOKEN",
+        help="stdio: the bearer token whose principal makes every call (checked at each "
+             "call). Not used by streamable-http: each request carries its own."),
     transport: str = typer.Option("stdio", help="stdio or streamable-http"),
     host: str = typer.Option("127.0.0.1", help="Interface (streamable-http)"),
     port: int = typer.Option(8765, help="Port (streamable-http)"),
 ) -> None:
-    """An MCP server with the tools search_knowledge_base and ask."""
+    """An MCP server with the tools search_knowledge_base and ask (over streamable-http at
+    /mcp, every request needs Authorization: Bearer <token>)."""
     with _errors(False):
         if transport not in ("stdio", "streamable-http"):
             raise InvalidInput("--transport must be stdio or streamable-http",

@@ -1,11 +1,14 @@
 """The HTTP API and the web page: a thin FastAPI layer over :class:`KnowledgeBase`.
 
 The principal of every request comes from its bearer token (see
-:mod:`glassrag.store.bearer_tokens`);
-no body or query field is read for roles. Every error, including validation errors and
-unknown routes, is answered in the one shape ``{"error": {"code", "message", "status"}}``.
-Endpoints are plain ``def`` so FastAPI runs them in its threadpool; the knowledge base's
-own lock serialises SQLite and Tantivy use.
+:mod:`glassrag.store.bearer_tokens`),
+checked with the Host header and the body size by :mod:`glassrag.interfaces.http.guard` before the
+body is read; no body or query field is read for roles. Every error, including validation
+errors and unknown routes, is answered in the one shape ``{"error": {"code", "message",
+"status"}}``. Most endpoints are plain ``def`` so FastAPI runs them in its threadpool (the
+knowledge base's own lock serialises SQLite and Tantivy use); ``/ask`` waits for a slot of
+:class:`~glassrag.interfaces.model_gate.ModelGate` instead, and ``/healthz`` runs on the event loop,
+so neither queues behind slow model calls.
 """
 
 from __future__ import annotations
@@ -25,20 +28,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from glassrag.errors import GlassragError, InvalidInput, NotFound
+from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, PayloadTooLarge, guard_policy
+from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
 from glassrag.records import Chunk, Document, Principal
-from glassrag.store.bearer_tokens import Forbidden, Unauthorized, principal_for
+from glassrag.settings import MAX_TOP_K
+from glassrag.store.bearer_tokens import Forbidden, TokenReader
 
 log = logging.getLogger("glassrag.interfaces.http.app")
 
 WEB_DIR = Path(__file__).parent / "web"
-ANONYMOUS = "anonymous"
 Mode = Literal["bm25", "dense", "hybrid", "overlap"]
-
-
-class PayloadTooLarge(GlassragError):
-    status = 413
-    code = "payload_too_large"
+# Served without a token; every other path (unknown ones included) needs one.
+PUBLIC_PATHS = frozenset({"/", "/healthz", "/docs", "/openapi.json", "/favicon.ico"})
+PUBLIC_PREFIXES = ("/static/",)
 
 
 class _Body(BaseModel):
@@ -49,7 +52,7 @@ class _Body(BaseModel):
 
 class AskBody(_Body):
     question: str = Field(description="The question, in any language")
-    top_k: int | None = Field(default=None, ge=1, le=1000)
+    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     mode: Mode | None = None
     rewrite: bool | None = Field(
         default=None,
@@ -61,8 +64,14 @@ class AskBody(_Body):
 
 class SearchBody(_Body):
     query: str
-    top_k: int | None = Field(default=None, ge=1, le=1000)
+    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     mode: Mode | None = None
+
+
+def _printable(part: object) -> str:
+    """A field location as text that can be sent: a lone surrogate in a submitted key is
+    escaped, since it cannot be encoded as UTF-8."""
+    return str(part).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def error_body(code: str, message: str, status: int) -> dict[str, Any]:
@@ -94,33 +103,21 @@ def chunk_dict(c: Chunk) -> dict[str, Any]:
     return out
 
 
-def bearer_token(request: Request) -> str | None:
-    """The token of an ``Authorization: Bearer`` header; "" for a malformed header."""
-    header = request.headers.get("authorization")
-    if header is None:
-        return None
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
+async def current_principal(request: Request) -> Principal:
+    """The request's principal, from its bearer token and nothing else.
+
+    The guard authenticated the request before its body was read and left the principal in
+    the request's state; ``async`` so that reading it takes no worker thread.
+    """
+    found = request.scope.get("state", {}).get(PRINCIPAL_KEY)
+    if isinstance(found, Principal):
+        return found
+    tokens: TokenReader = request.app.state.tokens  # a route the guard treats as public
+    return tokens.authenticate(request.headers.get("authorization"),
+                               allow_anonymous=request.app.state.allow_anonymous)
 
 
-def current_principal(request: Request) -> Principal:
-    """The request's principal, from its bearer token and nothing else."""
-    kb: KnowledgeBase = request.app.state.kb
-    token = bearer_token(request)
-    if token is None:
-        if request.app.state.allow_anonymous:
-            return Principal(ANONYMOUS)
-        raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
-    # A token that was sent but is wrong is refused even when anonymous access is on:
-    # silently downgrading would hide a misconfigured client.
-    with kb.lock:
-        found = principal_for(kb.store, token)
-    if found is None:
-        raise Unauthorized("invalid or revoked token")
-    return found
-
-
-def admin_principal(who: Annotated[Principal, Depends(current_principal)]) -> Principal:
+async def admin_principal(who: Annotated[Principal, Depends(current_principal)]) -> Principal:
     if not who.admin:
         raise Forbidden("this operation needs an admin token")
     return who
@@ -130,28 +127,44 @@ Who = Annotated[Principal, Depends(current_principal)]
 Admin = Annotated[Principal, Depends(admin_principal)]
 
 
-def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> Any:
+def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
+               bind_host: str | None = None) -> Any:
     """The FastAPI app serving the knowledge base at ``kb_path`` (one shared instance).
 
-    ``allow_anonymous`` overrides the ``[server] allow_anonymous`` setting.
+    ``allow_anonymous`` overrides the ``[server] allow_anonymous`` setting; ``bind_host``
+    (the address the server listens on) joins the loopback names as an accepted Host when
+    ``[server] allowed_hosts`` is empty.
     """
     kb = KnowledgeBase.open(kb_path, create=False)
-    anonymous = (kb.settings.server.allow_anonymous if allow_anonymous is None
+    server_settings = kb.settings.server
+    anonymous = (server_settings.allow_anonymous if allow_anonymous is None
                  else allow_anonymous)
-    max_upload = kb.settings.server.max_upload_bytes
+    max_upload = server_settings.max_upload_bytes
+    tokens = TokenReader(kb.store.path)
+    gate = ModelGate(server_settings.max_concurrent_model_calls,
+                     server_settings.max_waiting_model_calls)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
+        tokens.close()
         kb.close()
 
     app = FastAPI(
         title="glassrag", version="0.1.0", lifespan=lifespan,
+        # Swagger UI and ReDoc load unpinned scripts from a CDN, on the origin whose
+        # localStorage holds the page's token: /docs is a first-party page instead.
+        docs_url=None, redoc_url=None,
         description="Permission-aware search and answers with verified citations. "
                     "Authenticate with `Authorization: Bearer <token>`.",
     )
     app.state.kb = kb
+    app.state.tokens = tokens
+    app.state.model_gate = gate
     app.state.allow_anonymous = anonymous
+    app.add_middleware(Guard, policy=guard_policy(
+        server_settings, tokens, allow_anonymous=anonymous, bind_host=bind_host,
+        public_paths=PUBLIC_PATHS, public_prefixes=PUBLIC_PREFIXES, upload_path="/documents"))
 
     @app.exception_handler(GlassragError)
     def _glassrag_error(_: Request, exc: GlassragError) -> JSONResponse:
@@ -163,7 +176,7 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
     def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         # Field locations and pydantic's message only: never echo the submitted values.
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg', 'invalid')}"
+            f"{'.'.join(_printable(p) for p in err.get('loc', ()))}: {err.get('msg', 'invalid')}"
             for err in exc.errors()
         )
         return JSONResponse(error_body("invalid_input", problems or "invalid request", 422),
@@ -171,7 +184,8 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
 
     @app.exception_handler(StarletteHTTPException)
     def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        code = {404: "not_found", 405: "method_not_allowed",
+                413: "payload_too_large"}.get(exc.status_code, "http_error")
         return JSONResponse(error_body(code, str(exc.detail), exc.status_code),
                             status_code=exc.status_code, headers=exc.headers)
 
@@ -181,14 +195,15 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
                             status_code=500)
 
     @app.get("/healthz", tags=["meta"])
-    def healthz() -> dict[str, Any]:
+    @app.head("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, Any]:
         return {"status": "ok"}
 
     @app.post("/ask", tags=["answers"])
-    def ask(body: AskBody, who: Who) -> dict[str, Any]:
+    async def ask(body: AskBody, who: Who) -> dict[str, Any]:
         """Answer a question from the documents the caller may read, with citations."""
-        return kb.ask(body.question, principal=who, top_k=body.top_k, mode=body.mode,
-                      rewrite=body.rewrite).to_dict()
+        return await gate.run(lambda: kb.ask(body.question, principal=who, top_k=body.top_k,
+                                             mode=body.mode, rewrite=body.rewrite).to_dict())
 
     @app.post("/search", tags=["search"])
     def search(body: SearchBody, who: Who) -> dict[str, Any]:
@@ -200,14 +215,9 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
         """The documents the caller may read."""
         return {"documents": [document_dict(d) for d in kb.documents(who)]}
 
-    @app.get("/documents/{doc_id}", tags=["documents"])
-    def document(doc_id: str, who: Who) -> dict[str, Any]:
-        """A document and its chunks; 404 when it is missing or not readable by the caller."""
-        doc = kb.document(doc_id, who)
-        chunks = kb.chunks(doc_id, who)
-        return {**document_dict(doc), "chunks": [chunk_dict(c) for c in chunks]}
-
-    @app.get("/documents/{doc_id}/lines", tags=["documents"])
+    # doc_ids are paths ("guides/setup"): every route takes the rest of the URL path, and
+    # /lines is registered before /documents/{doc_id} so that it is not read as an id.
+    @app.get("/documents/{doc_id:path}/lines", tags=["documents"])
     def lines(
         doc_id: str, who: Who,
         line_start: Annotated[int, Query(ge=1)] = 1,
@@ -241,6 +251,13 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
                       for n in range(max(line_start, first), end + 1)],
         }
 
+    @app.get("/documents/{doc_id:path}", tags=["documents"])
+    def document(doc_id: str, who: Who) -> dict[str, Any]:
+        """A document and its chunks; 404 when it is missing or not readable by the caller."""
+        doc = kb.document(doc_id, who)
+        chunks = kb.chunks(doc_id, who)
+        return {**document_dict(doc), "chunks": [chunk_dict(c) for c in chunks]}
+
     @app.post("/documents", tags=["documents"], status_code=201)
     def upload(
         _: Admin,
@@ -270,7 +287,7 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
                                field="file")
         return result
 
-    @app.delete("/documents/{doc_id}", tags=["documents"])
+    @app.delete("/documents/{doc_id:path}", tags=["documents"])
     def delete(doc_id: str, _: Admin) -> dict[str, Any]:
         """Remove a document and its chunks (admin only)."""
         kb.delete(doc_id)
@@ -284,6 +301,15 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None) -> A
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(WEB_DIR / "index.html", media_type="text/html")
+
+    @app.get("/favicon.ico", include_in_schema=False, status_code=204)
+    def favicon() -> None:
+        """No icon: answered so that browsers asking for one log no failed request."""
+
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> FileResponse:
+        """The routes of /openapi.json, rendered by first-party script only."""
+        return FileResponse(WEB_DIR / "docs.html", media_type="text/html")
 
     app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
     return app

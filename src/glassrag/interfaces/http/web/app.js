@@ -76,6 +76,12 @@ function renderAnswer(answer) {
   $("trace").textContent = "";
 }
 
+// doc_ids are paths ("guides/setup.md"): each segment is encoded and the slashes kept, as
+// the routes take the rest of the URL path (an encoded %2F is refused by some proxies).
+function docPath(docId) {
+  return docId.split("/").map(encodeURIComponent).join("/");
+}
+
 async function openCitation(c) {
   showError("");
   const params = new URLSearchParams({
@@ -84,7 +90,7 @@ async function openCitation(c) {
   });
   if (c.content_hash) params.set("content_hash", c.content_hash);
   try {
-    const data = await api("GET", `/documents/${encodeURIComponent(c.doc_id)}/lines?${params}`);
+    const data = await api("GET", `/documents/${docPath(c.doc_id)}/lines?${params}`);
     $("source").hidden = false;
     $("source-title").textContent = `${data.title || data.doc_id} (${data.source})`;
     $("source-note").textContent = data.current
