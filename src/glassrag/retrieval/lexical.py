@@ -144,9 +144,10 @@ class LexicalIndex:
             doc.add_unsigned("roleset", roleset)
             doc.add_text("tokens", tokens)
             doc.add_unsigned("length", len(words))
-            if len(set(words)) < len(words):
+            counts = Counter(words)
+            if len(counts) < len(words):
                 doc.add_text("repeats", " ".join(
-                    f"{w}{REPEAT}{n}" for w, n in Counter(words).items() if n > 1))
+                    f"{w}{REPEAT}{n}" for w, n in counts.items() if n > 1))
             writer.add_document(doc)
             added += 1
         return added
