@@ -380,10 +380,12 @@ class KnowledgeBase:
                                             answerer, self.lock)
         rows = []
         with self.lock:
+            # Under conceal, contributions use the statistics the search scored with.
+            readable = readable_sets(self.store, req.principal) if req.conceal else None
             for rank, hit in enumerate(pool.hits, start=1):
                 rows.append({
                     **hit.to_dict(), "rank": rank,
-                    "contributions": self._contributions(pool, hit, req),
+                    "contributions": self._contributions(pool, hit, readable),
                     "selected": rank <= req.top_k,
                     "why": (f"rank {rank} <= top_k {req.top_k}" if rank <= req.top_k
                             else f"rank {rank} > top_k {req.top_k}"),
@@ -397,7 +399,7 @@ class KnowledgeBase:
             "blocked_count": 0 if conceal else pool.blocked_count,
         }
 
-    def _contributions(self, pool: Any, hit: Any, req: AskRequest) -> dict[str, float]:
+    def _contributions(self, pool: Any, hit: Any, readable: set[int] | None) -> dict[str, float]:
         if pool.mode == "dense":
             return {name: round(v, 6) for name, v in hit.scores.items()}
         if pool.mode in ("bm25", "hybrid") and hit.matched_terms:
@@ -405,12 +407,8 @@ class KnowledgeBase:
                 "SELECT id FROM chunks WHERE chunk_id = ?", (hit.chunk.chunk_id,)
             ).fetchone()[0]
             terms = list(hit.matched_terms)
-            readable = readable_sets(self.store, req.principal)
-            if req.conceal and readable is not None:
-                # The same statistics the search scored with: the principal's readable set.
-                parts = readable_bm25.explain(self.lexical, terms, rowid, readable)
-            else:
-                parts = self.lexical.explain(terms, rowid)
+            parts = (self.lexical.explain(terms, rowid) if readable is None
+                     else readable_bm25.explain(self.lexical, terms, rowid, readable))
             return {t: round(v, 6) for t, v in parts.items()}
         if pool.mode == "terms":
             return {t: 1.0 for t in hit.matched_terms}

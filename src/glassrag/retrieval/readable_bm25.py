@@ -114,8 +114,17 @@ def frequencies(lexical: LexicalIndex, terms: Sequence[str], within: Any,
             np.array(lexical.lengths(addresses), dtype=np.float64))
 
 
+def by_chunk_order(store: Store, scored: Sequence[tuple[float, int]]) -> list[tuple[float, int]]:
+    """(score, rowid) pairs best first, equal scores by (doc_id, ordinal), never by row id."""
+    order = {r[0]: (r[1], r[2]) for r in store.db.execute(
+        "SELECT id, doc_id, ordinal FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps([rowid for _, rowid in scored]),))} if scored else {}
+    # A chunk deleted since the index was read has no key; it is dropped when loaded.
+    return sorted(scored, key=lambda sr: (-sr[0], order.get(sr[1], ("", 0))))
+
+
 def _top(store: Store, ids: np.ndarray, scores: np.ndarray, limit: int) -> list[LexicalMatch]:
-    """The best ``limit`` by score; equal scores by (doc_id, ordinal), not by row id."""
+    """The best ``limit`` by score, ties at the cut decided by chunk order too."""
     if limit < 1 or not len(ids):
         return []
     if len(ids) > limit:
@@ -123,12 +132,7 @@ def _top(store: Store, ids: np.ndarray, scores: np.ndarray, limit: int) -> list[
         cut = -np.partition(-scores, limit - 1)[limit - 1]
         keep = np.flatnonzero(scores >= cut)
         ids, scores = ids[keep], scores[keep]
-    order = {r[0]: (r[1], r[2]) for r in store.db.execute(
-        "SELECT id, doc_id, ordinal FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps(ids.tolist()),))}
-    ranked = sorted(zip(scores.tolist(), ids.tolist(), strict=True),
-                    key=lambda sr: (-sr[0], order.get(sr[1], ("", 0))))
-    # A chunk deleted since the index was read has no order key; it is dropped later too.
+    ranked = by_chunk_order(store, list(zip(scores.tolist(), ids.tolist(), strict=True)))
     return [LexicalMatch(rowid=rowid, score=score) for score, rowid in ranked[:limit]]
 
 

@@ -11,7 +11,6 @@ row ids, which hidden documents shift.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -169,11 +168,11 @@ _Found = tuple[Sequence["LexicalMatch | VectorMatch"], int, Sequence["LexicalMat
 
 
 def _by_chunk_order(store: Store, matches: Sequence[VectorMatch]) -> list[VectorMatch]:
-    """Equal scores ordered by (doc_id, ordinal) rather than by row position."""
-    keys = {r[0]: (r[1], r[2]) for r in store.db.execute(
-        "SELECT id, doc_id, ordinal FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps([m.rowid for m in matches]),))} if matches else {}
-    return sorted(matches, key=lambda m: (-m.score, keys.get(m.rowid, ("", 0))))
+    """Equal cosines ordered by (doc_id, ordinal) rather than by row position."""
+    from glassrag.retrieval.readable_bm25 import by_chunk_order
+
+    return [VectorMatch(rowid, score)
+            for score, rowid in by_chunk_order(store, [(m.score, m.rowid) for m in matches])]
 
 
 def _hydrated(store: Store, principal: Principal, mode: str, terms: list[str],
