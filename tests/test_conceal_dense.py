@@ -19,7 +19,7 @@ def _top(index: VectorIndex, q: np.ndarray, exact: bool) -> list[int]:
 
 
 def test_exact_search_ignores_the_graph() -> None:
-    rows, queries = clustered_rows(20_000, 48)
+    rows, queries = clustered_rows(8_000, 48)
     scan = VectorIndex(48, "m", HnswParams(threshold=10**9))
     scan.rebuild(rows, 1)
     # The graph forced onto a 10 % filter misses true neighbours (see test_vectors).

@@ -89,7 +89,7 @@ def test_a_verified_draft_is_shown_with_its_attempt(kb: KnowledgeBase, stub: Stu
 
 
 def test_transport_errors_do_not_name_the_endpoint(kb: KnowledgeBase, stub: StubLLM) -> None:
-    stub.push(*[Reply("overloaded", status=503)] * 8)
+    stub.push(*[Reply("overloaded", status=503, headers={"retry-after-ms": "1"})] * 8)
     answer = kb.ask(QUESTION, principal=P0, llm="openai")
     assert answer.status == "unverified"
     mine = kb.trace(answer.trace_id, principal=P0)
@@ -112,7 +112,8 @@ def test_the_rewrite_stage_keeps_the_query_not_the_model_exchange(kb: KnowledgeB
 
 
 def test_a_failed_rewrite_says_so_without_the_error(kb: KnowledgeBase, stub: StubLLM) -> None:
-    stub.push(Reply("overloaded", status=503))
+    stub.push(Reply("overloaded", status=503),
+              Reply(answer_json("answered", "Within 14 days.", [("C1", QUOTE)])))
     answer = kb.ask(QUESTION, principal=P0, llm="openai", rewrite=True)
     stage = kb.trace(answer.trace_id, principal=P0)["rewrite"]
     assert stage["status"] == "failed" and stage["error"]
