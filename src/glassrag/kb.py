@@ -32,9 +32,10 @@ from glassrag.records import (
     Principal,
     SearchResult,
 )
+from glassrag.retrieval import readable_bm25
 from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, preview_rewrite
-from glassrag.retrieval.search import retrieve
+from glassrag.retrieval.search import readable_sets, retrieve
 from glassrag.settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
 from glassrag.store import traces
 from glassrag.store.database import DB_NAME, Store
@@ -215,6 +216,7 @@ class KnowledgeBase:
         (else the configured or recorded one); ``rerank`` is "lexical" or "cross:PATH".
         """
         principal = principal or Principal()
+        conceal = self.settings.conceals_from(principal)
         started = time.perf_counter()
         with self.lock:
             self._sync()
@@ -223,14 +225,14 @@ class KnowledgeBase:
                 self.settings.search.top_k if top_k is None else top_k,
                 mode or self.settings.search.mode, terms,
                 dense=self._dense_for(mode, embedder), dense_settings=self.settings.dense,
-                rerank=rerank or "",
+                rerank=rerank or "", conceal=conceal,
             )
-        conceal = self.settings.conceals_from(principal)
         return SearchResult(
             query=query, mode=found.mode, hits=found.hits,
             blocked_count=0 if conceal else found.blocked_count,
             query_terms=found.query_terms,
-            took_ms=(time.perf_counter() - started) * 1000,
+            # How long a search took tells "hidden chunks matched" from "nothing matched".
+            took_ms=None if conceal else (time.perf_counter() - started) * 1000,
         )
 
     # -- answers ---------------------------------------------------------------------------
@@ -244,11 +246,12 @@ class KnowledgeBase:
                      embedder: str | None = None, rerank: str | None = None) -> AskRequest:
         top_k = self.settings.answer.top_k if top_k is None else top_k
         mode = mode or self.settings.search.mode
+        principal = principal or Principal()
         return AskRequest(
-            question=validate(question, top_k), principal=principal or Principal(),
+            question=validate(question, top_k), principal=principal,
             top_k=top_k, mode=mode, terms=tuple(terms or ()),
             dense=self._dense_for(mode, embedder), dense_settings=self.settings.dense,
-            rerank=rerank or "",
+            rerank=rerank or "", conceal=self.settings.conceals_from(principal),
         )
 
     def _answer_settings(self) -> AnswerSettings:
@@ -377,10 +380,12 @@ class KnowledgeBase:
                                             answerer, self.lock)
         rows = []
         with self.lock:
+            # Under conceal, contributions use the statistics the search scored with.
+            readable = readable_sets(self.store, req.principal) if req.conceal else None
             for rank, hit in enumerate(pool.hits, start=1):
                 rows.append({
                     **hit.to_dict(), "rank": rank,
-                    "contributions": self._contributions(pool, hit),
+                    "contributions": self._contributions(pool, hit, readable),
                     "selected": rank <= req.top_k,
                     "why": (f"rank {rank} <= top_k {req.top_k}" if rank <= req.top_k
                             else f"rank {rank} > top_k {req.top_k}"),
@@ -394,15 +399,17 @@ class KnowledgeBase:
             "blocked_count": 0 if conceal else pool.blocked_count,
         }
 
-    def _contributions(self, pool: Any, hit: Any) -> dict[str, float]:
+    def _contributions(self, pool: Any, hit: Any, readable: set[int] | None) -> dict[str, float]:
         if pool.mode == "dense":
             return {name: round(v, 6) for name, v in hit.scores.items()}
         if pool.mode in ("bm25", "hybrid") and hit.matched_terms:
             rowid = self.store.db.execute(
                 "SELECT id FROM chunks WHERE chunk_id = ?", (hit.chunk.chunk_id,)
             ).fetchone()[0]
-            return {t: round(v, 6) for t, v in
-                    self.lexical.explain(list(hit.matched_terms), rowid).items()}
+            terms = list(hit.matched_terms)
+            parts = (self.lexical.explain(terms, rowid) if readable is None
+                     else readable_bm25.explain(self.lexical, terms, rowid, readable))
+            return {t: round(v, 6) for t, v in parts.items()}
         if pool.mode == "terms":
             return {t: 1.0 for t in hit.matched_terms}
         from glassrag.retrieval.scorers import overlap_tokens

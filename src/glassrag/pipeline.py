@@ -62,6 +62,8 @@ class AskRequest:
     dense: DenseSide | None = None
     dense_settings: DenseSettings | None = None
     rerank: str = ""
+    # The ``conceal`` policy applies to this principal: see search.retrieve.
+    conceal: bool = False
 
     @property
     def min_score(self) -> float | None:
@@ -87,7 +89,7 @@ def validate(question: str, top_k: int) -> str:
 def run_retrieval(store: Store, lexical: LexicalIndex, req: AskRequest) -> Retrieval:
     return retrieve(store, lexical, req.question, req.principal, req.top_k, req.mode,
                     list(req.terms) or None, blocked_limit=BLOCKED_LIMIT, dense=req.dense,
-                    dense_settings=req.dense_settings, rerank=req.rerank)
+                    dense_settings=req.dense_settings, rerank=req.rerank, conceal=req.conceal)
 
 
 def add_rewritten(store: Store, lexical: LexicalIndex, req: AskRequest, found: Retrieval,

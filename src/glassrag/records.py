@@ -173,17 +173,20 @@ class SearchResult:
     hits: list[Hit]
     blocked_count: int
     query_terms: tuple[str, ...] = ()
-    took_ms: float = 0.0
+    # None when withheld (the ``conceal`` policy): the key is then left out.
+    took_ms: float | None = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "query": self.query,
             "mode": self.mode,
             "query_terms": list(self.query_terms),
             "hits": [h.to_dict() for h in self.hits],
             "blocked_count": self.blocked_count,
-            "took_ms": round(self.took_ms, 3),
         }
+        if self.took_ms is not None:
+            out["took_ms"] = round(self.took_ms, 3)
+        return out
 
 
 @dataclass(frozen=True)

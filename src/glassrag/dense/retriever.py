@@ -138,8 +138,8 @@ class DenseSide:
         return info
 
     def search(self, query: str, readable: Collection[int] | None, limit: int,
-               blocked_limit: int, min_score: float | None,
+               blocked_limit: int, min_score: float | None, exact: bool = False,
                ) -> tuple[list[VectorMatch], int, list[VectorMatch]]:
         index = self.index()
         vector = self.embedder.embed_queries([query])[0]
-        return index.search(vector, readable, limit, blocked_limit, min_score)
+        return index.search(vector, readable, limit, blocked_limit, min_score, exact=exact)

@@ -15,9 +15,11 @@ import contextlib
 import json
 import os
 import shutil
+from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tantivy
 
@@ -29,8 +31,13 @@ STATE_NAME = "state.json"
 Occur = tantivy.Occur
 # Role sets are few (a handful per knowledge base); 10,000 buckets is "all of them".
 _ROLESET_COUNTS = {"by_roleset": {"terms": {"field": "roleset", "size": 10_000}}}
+_ROLESET_TOKENS = {"by_roleset": {"terms": {"field": "roleset", "size": 10_000},
+                                  "aggs": {"tokens": {"sum": {"field": "length"}}}}}
 # Bump when the index layout changes; an index with another format is rebuilt.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
+# Joins a term and its frequency in the ``repeats`` field ("refund\x1f3"); analysed tokens
+# never contain it, so "refund\x1f" is a prefix of refund's entries only.
+REPEAT = "\x1f"
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,12 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("doc_id", stored=False, tokenizer_name="raw", index_option="basic")
     builder.add_unsigned_field("roleset", stored=False, fast=True, indexed=True)
     builder.add_text_field("tokens", stored=False, tokenizer_name="whitespace", index_option="freq")
+    # For BM25 with a principal's own statistics (readable_bm25), which Tantivy's scores
+    # cannot give: each chunk's length in tokens, and "term<REPEAT>tf" for every term it
+    # holds more than once (a term it holds and that is not there occurs once).
+    builder.add_unsigned_field("length", stored=False, fast=True, indexed=False)
+    builder.add_text_field("repeats", stored=False, tokenizer_name="whitespace",
+                           index_option="basic")
     return builder.build()
 
 
@@ -61,6 +74,8 @@ class LexicalIndex:
         self.index = tantivy.Index(self.schema, path=str(directory), reuse=True)
         self.applied_seq = int(state.get("applied_seq", 0))
         self._searcher: tantivy.Searcher | None = None
+        # {roleset id: (chunks, tokens)} until the next reload, for readable-set BM25.
+        self._totals: dict[int, tuple[int, int]] | None = None
 
     # -- state -------------------------------------------------------------------------
     def _read_state(self) -> dict[str, int]:
@@ -122,11 +137,17 @@ class LexicalIndex:
     ) -> int:
         added = 0
         for rowid, doc_id, roleset, tokens in rows:
+            words = tokens.split()
             doc = tantivy.Document()
             doc.add_unsigned("rowid", rowid)
             doc.add_text("doc_id", doc_id)
             doc.add_unsigned("roleset", roleset)
             doc.add_text("tokens", tokens)
+            doc.add_unsigned("length", len(words))
+            counts = Counter(words)
+            if len(counts) < len(words):
+                doc.add_text("repeats", " ".join(
+                    f"{w}{REPEAT}{n}" for w, n in counts.items() if n > 1))
             writer.add_document(doc)
             added += 1
         return added
@@ -134,6 +155,7 @@ class LexicalIndex:
     def _reload(self) -> None:
         self.index.reload()
         self._searcher = None
+        self._totals = None
 
     def refresh(self) -> None:
         """See commits made by other processes."""
@@ -203,9 +225,71 @@ class LexicalIndex:
 
     def _blocked_count(self, text: tantivy.Query, readable: Collection[int]) -> int:
         """Matching chunks per role set in one aggregation pass; sum the unreadable ones."""
-        result = self.searcher.aggregate(text, _ROLESET_COUNTS)
-        return sum(int(b["doc_count"]) for b in result["by_roleset"]["buckets"]
-                   if int(b["key"]) not in readable)
+        return sum(n for rid, n in self.counts_by_roleset(text).items() if rid not in readable)
+
+    def counts_by_roleset(self, query: tantivy.Query) -> dict[int, int]:
+        """How many chunks match ``query``, per role-set id (one aggregation pass)."""
+        result = self.searcher.aggregate(query, _ROLESET_COUNTS)
+        return {int(b["key"]): int(b["doc_count"]) for b in result["by_roleset"]["buckets"]}
+
+    # -- readable-set statistics (the ``conceal`` path; see readable_bm25) ----------------
+    def term_query(self, term: str) -> tantivy.Query:
+        return tantivy.Query.term_query(self.schema, "tokens", term)
+
+    def text_query(self, terms: Sequence[str]) -> tantivy.Query:
+        """Chunks holding any of ``terms``."""
+        return self._text_query(terms)
+
+    def roleset_query(self, readable: Collection[int]) -> tantivy.Query:
+        """Chunks whose role set is in ``readable``."""
+        return tantivy.Query.term_set_query(self.schema, "roleset", sorted(readable))
+
+    def rowid_query(self, rowid: int) -> tantivy.Query:
+        return tantivy.Query.term_query(self.schema, "rowid", rowid)
+
+    @staticmethod
+    def both(first: tantivy.Query, second: tantivy.Query) -> tantivy.Query:
+        return tantivy.Query.boolean_query([(Occur.Must, first), (Occur.Must, second)])
+
+    def postings(self, query: tantivy.Query, limit: int) -> tuple[list[int], list[Any]]:
+        """Row ids and addresses of up to ``limit`` chunks matching ``query``, unscored."""
+        if limit < 1:
+            return [], []
+        hits = self.searcher.search(query, limit=limit, count=False,
+                                    order_by_field="rowid").hits
+        return [int(key) for key, _ in hits], [address for _, address in hits]
+
+    def repeats(self, term: str, within: tantivy.Query) -> list[tuple[int, tantivy.Query, int]]:
+        """(frequency, query, chunk count) for each frequency above 1 that ``term`` has in
+        the chunks matching ``within``; the query finds the chunks with that frequency."""
+        prefix = f"{term}{REPEAT}"
+        found = self.searcher.terms_with_prefix("repeats", prefix, filter_query=within)
+        return [(int(entry[len(prefix):]),
+                 tantivy.Query.term_query(self.schema, "repeats", entry), int(count))
+                for entry, count in found if count]
+
+    def lengths(self, addresses: Sequence[Any]) -> list[int]:
+        """Each chunk's length in tokens."""
+        if not addresses:
+            return []
+        return [int(n or 0) for n in self.searcher.fast_field_values("length", list(addresses))]
+
+    def blocked_matches(self, query: tantivy.Query, readable: Collection[int],
+                        limit: int) -> list[LexicalMatch]:
+        """The best ``limit`` matches outside ``readable``, by the index's own BM25 (for
+        the status decision and the audit trace only)."""
+        if limit < 1:
+            return []
+        return self._matches(self._filtered(query, readable, limit, Occur.MustNot))
+
+    def roleset_totals(self) -> dict[int, tuple[int, int]]:
+        """Chunks and analysed tokens per role-set id (one aggregation, kept until the
+        index changes)."""
+        if self._totals is None:
+            result = self.searcher.aggregate(tantivy.Query.all_query(), _ROLESET_TOKENS)
+            self._totals = {int(b["key"]): (int(b["doc_count"]), int(b["tokens"]["value"]))
+                            for b in result["by_roleset"]["buckets"]}
+        return self._totals
 
     def _matches(self, hits: list) -> list[LexicalMatch]:
         addresses = [addr for _, addr in hits]

@@ -2,6 +2,11 @@
 
 Every mode applies the principal's roles while ranking, before top-k, and returns the
 permitted hits with only a *count* of matching chunks the principal may not read.
+
+With ``conceal`` (the policy applied to a non-admin) nothing a principal gets back may
+depend on chunks it cannot read: BM25 is scored with the readable set's statistics (see
+:mod:`glassrag.readable_bm25`) and equal scores are ordered by (doc_id, ordinal), never by
+row ids, which hidden documents shift.
 """
 
 from __future__ import annotations
@@ -95,8 +100,14 @@ def retrieve(
     dense: DenseSide | None = None,
     dense_settings: DenseSettings | None = None,
     rerank: str = "",
+    conceal: bool = False,
 ) -> Retrieval:
-    """Rank chunks for ``query`` with the principal's roles applied inside the ranking."""
+    """Rank chunks for ``query`` with the principal's roles applied inside the ranking.
+
+    ``conceal``: score and order with nothing but what ``principal`` may read (see the
+    module docstring); admins are never concealed from, so it does nothing for them.
+    """
+    conceal = conceal and not principal.admin
     query = check_query(query)
     check_top_k(top_k)
     if terms:
@@ -106,11 +117,12 @@ def retrieve(
         if dense is None:
             raise InvalidInput(f"mode {mode!r} needs an embedder (--embedder)", field="mode")
         found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
-                        principal, top_k, blocked_limit, only_dense=mode == "dense")
+                        principal, top_k, blocked_limit, only_dense=mode == "dense",
+                        conceal=conceal)
         return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
                                                   else ""), top_k)
     if mode == "bm25":
-        found = _bm25(store, lexical, query, principal, top_k, blocked_limit)
+        found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal)
         return _reranked(found, query, rerank, top_k)
     if mode == "overlap":
         return _overlap(store, query, principal, top_k, blocked_limit)
@@ -122,19 +134,30 @@ def retrieve(
 
 
 def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
-          top_k: int, blocked_limit: int) -> Retrieval:
+          top_k: int, blocked_limit: int, conceal: bool = False) -> Retrieval:
     terms = unique_terms(analyze(query))
     if not terms:
         raise EmptyQuery(
             "the query has no searchable terms (only stop words or punctuation)", field="query"
         )
     readable = readable_sets(store, principal)
-    matches, blocked_count, blocked_matches = lexical.search(
-        terms, readable, top_k, blocked_limit
+    matches, blocked_count, blocked_matches = _lexical(
+        store, lexical, terms, readable, top_k, blocked_limit, conceal
     )
     return _hydrated(store, principal, "bm25", terms,
                      {"bm25": (matches, blocked_count, blocked_matches)}, _SINGLE, top_k,
                      blocked_limit)
+
+
+def _lexical(store: Store, lexical: LexicalIndex, terms: list[str], readable: set[int] | None,
+             limit: int, blocked_limit: int, conceal: bool,
+             ) -> tuple[list[LexicalMatch], int, list[LexicalMatch]]:
+    """BM25 with the index's statistics, or with the readable set's under ``conceal``."""
+    if conceal and readable is not None:
+        from glassrag.retrieval import readable_bm25
+
+        return readable_bm25.search(store, lexical, terms, readable, limit, blocked_limit)
+    return lexical.search(terms, readable, limit, blocked_limit)
 
 
 def readable_sets(store: Store, principal: Principal) -> set[int] | None:
@@ -146,7 +169,7 @@ def readable_sets(store: Store, principal: Principal) -> set[int] | None:
 
 def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: DenseSettings,
             query: str, principal: Principal, top_k: int, blocked_limit: int,
-            only_dense: bool) -> Retrieval:
+            only_dense: bool, conceal: bool = False) -> Retrieval:
     """Dense retrieval, or dense and BM25 fused. Both filter inside their own search.
 
     Fusion works on row ids and scores; only the fused top-k (and the few blocked
@@ -156,18 +179,29 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: Den
     pool = top_k if only_dense else max(top_k, settings.candidates)
     readable = readable_sets(store, principal)
     dense_found = dense.search(query, readable, pool, blocked_limit,
-                               settings.min_cosine(dense.spec))
+                               settings.min_cosine(dense.spec), exact=conceal)
+    if conceal:
+        dense_found = (_by_chunk_order(store, dense_found[0]), *dense_found[1:])
     if only_dense:
         return _hydrated(store, principal, "dense", terms, {"dense": dense_found}, settings,
                          top_k, blocked_limit)
     empty: tuple[list[LexicalMatch], int, list[LexicalMatch]] = ([], 0, [])
-    lexical_found = lexical.search(terms, readable, pool, blocked_limit) if terms else empty
+    lexical_found = (_lexical(store, lexical, terms, readable, pool, blocked_limit, conceal)
+                     if terms else empty)
     return _hydrated(store, principal, "hybrid", terms,
                      {"bm25": lexical_found, "dense": dense_found}, settings, top_k,
                      blocked_limit)
 
 
 _Found = tuple[Sequence["LexicalMatch | VectorMatch"], int, Sequence["LexicalMatch | VectorMatch"]]
+
+
+def _by_chunk_order(store: Store, matches: Sequence[VectorMatch]) -> list[VectorMatch]:
+    """Equal cosines ordered by (doc_id, ordinal) rather than by row position."""
+    from glassrag.retrieval.readable_bm25 import by_chunk_order
+
+    return [VectorMatch(rowid, score)
+            for score, rowid in by_chunk_order(store, [(m.score, m.rowid) for m in matches])]
 
 
 def _hydrated(store: Store, principal: Principal, mode: str, terms: list[str],

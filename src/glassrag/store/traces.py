@@ -1,20 +1,26 @@
 """Traces: the record of one ``ask``, from question to verified answer, kept in SQLite.
 
-A trace keeps the whole truth (true status, blocked chunk ids) for auditors. What a
-principal gets back is :func:`redact`-ed: blocked ids only for admins, and under the
-``conceal`` policy a non-admin sees exactly what the answer told them.
+A trace keeps the whole truth (true status, blocked chunk ids, the model's raw replies,
+timings) for auditors. Who may read a trace is decided by :func:`may_read`, and what a
+non-admin sees of it by :func:`redact`, the one place that decides it.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from glassrag.errors import NotFound
 from glassrag.records import Principal
 from glassrag.store.database import Store, now
+
+# What a non-admin reads instead of a failed rewrite's error, which can name the endpoint.
+REWRITE_FAILED = "the rewrite failed, so the question was searched as asked"
+_ATTEMPT_FIELDS = ("attempt", "round", "http_try", "http_status", "answerer")
+_REWRITE_FIELDS = ("question", "status", "rewriter", "rewritten_query", "skipped_reason")
 
 
 def new_trace_id() -> str:
@@ -33,7 +39,8 @@ def save(store: Store, trace: dict[str, Any]) -> None:
 def load(store: Store, trace_id: str, principal: Principal | None) -> dict[str, Any]:
     """The trace as ``principal`` may see it; None means the local operator (sees all).
 
-    Another principal's trace is reported exactly like a missing one.
+    A trace ``principal`` may not read (see :func:`may_read`) is reported exactly like a
+    missing one.
     """
     row = store.db.execute("SELECT body FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
     missing = NotFound(f"no trace with id {trace_id!r}", trace_id=trace_id)
@@ -42,39 +49,125 @@ def load(store: Store, trace_id: str, principal: Principal | None) -> dict[str, 
     trace = json.loads(row[0])
     if principal is None:
         return trace
-    if not principal.admin and trace["principal"]["principal_id"] != principal.principal_id:
+    if not may_read(store, trace, principal):
         raise missing
     return redact(trace, principal)
 
 
+def may_read(store: Store, trace: dict[str, Any], principal: Principal) -> bool:
+    """Admins read every trace. Anyone else reads a trace of their own principal id, and
+    only while they may read *all* of its evidence now: each evidence document's current
+    roles are checked again, and a deleted document is one they cannot read. (Blocked
+    chunks do not matter: nothing of them is in the trace a non-admin sees.)"""
+    if principal.admin:
+        return True
+    if trace["principal"]["principal_id"] != principal.principal_id:
+        return False
+    return _all_readable(store, {e["doc_id"] for e in trace.get("evidence", [])}, principal)
+
+
+def _all_readable(store: Store, doc_ids: Iterable[str], principal: Principal) -> bool:
+    for doc_id in doc_ids:
+        row = store.db.execute("SELECT roles FROM documents WHERE doc_id = ?",
+                               (doc_id,)).fetchone()
+        if row is None or not principal.can_read(json.loads(row[0])):
+            return False
+    return True
+
+
 def listing(store: Store, principal: Principal | None, limit: int = 20) -> list[dict[str, Any]]:
+    """The newest ``limit`` traces ``principal`` may read (None: the local operator)."""
     sql = "SELECT trace_id, created_at, principal_id, status, question, body FROM traces"
     args: list[Any] = []
     if principal is not None and not principal.admin:
         sql += " WHERE principal_id = ?"
         args.append(principal.principal_id)
-    sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
-    args.append(limit)
-    rows = []
-    for r in store.db.execute(sql, args):
-        body = json.loads(r[5])
-        status = r[3] if principal is None or principal.admin else body["reported_status"]
-        rows.append({"trace_id": r[0], "created_at": r[1], "principal_id": r[2],
-                     "status": status, "question": r[4]})
+    sql += " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?"
+    rows: list[dict[str, Any]] = []
+    # Pages rather than one cursor: may_read queries the same connection between rows.
+    page, offset = max(limit, 1) * 2, 0
+    while len(rows) < limit:
+        batch = store.db.execute(sql, [*args, page, offset]).fetchall()
+        for r in batch:
+            body = json.loads(r[5])
+            if principal is None or may_read(store, body, principal):
+                status = r[3] if principal is None or principal.admin else body["reported_status"]
+                rows.append({"trace_id": r[0], "created_at": r[1], "principal_id": r[2],
+                             "status": status, "question": r[4]})
+            if len(rows) == limit:
+                break
+        if len(batch) < page:
+            break
+        offset += page
     return rows
 
 
 def redact(trace: dict[str, Any], principal: Principal) -> dict[str, Any]:
-    """Remove what only an auditor may see. Admins get everything."""
+    """What ``principal`` sees of ``trace``. Admins get everything.
+
+    A non-admin never gets: blocked chunk ids or blocked candidates; the model's endpoint,
+    model name or key variable (``settings.llm`` keeps the profile name only, the request
+    loses its ``model``); raw model replies; the text of drafts that failed verification,
+    or the verifier's problems, which quote them (a count is kept); failure messages, which
+    can name the endpoint. Each attempt keeps its number, round, HTTP try and status, its
+    ``outcome`` (verified, rejected, unparseable or transport_error) and, once verified, its
+    draft (the answer shown). Under ``conceal`` also no blocked count, the reported status
+    instead of the true one, and no timings (they tell "only hidden chunks matched" from
+    "nothing matched").
+    """
     if principal.admin:
         return trace
+    conceal = trace.get("disclosure") == "conceal"
     out = dict(trace)
     out.pop("blocked_chunk_ids", None)
     out["candidates"] = [c for c in trace.get("candidates", []) if c.get("permitted", True)]
-    if trace.get("disclosure") == "conceal":
+    out["settings"] = _settings_view(trace.get("settings", {}))
+    if isinstance(trace.get("request"), dict):
+        out["request"] = {k: v for k, v in trace["request"].items() if k != "model"}
+    out["attempts"] = [_attempt_view(a, conceal) for a in trace.get("attempts", [])]
+    if isinstance(trace.get("verification"), dict):
+        out["verification"] = _verification_view(trace["verification"])
+    if isinstance(trace.get("rewrite"), dict):
+        out["rewrite"] = _rewrite_view(trace["rewrite"], conceal)
+    if conceal:
         out.pop("blocked_count", None)
         out["status"] = trace["reported_status"]
+        out.pop("timings_ms", None)
     return out
+
+
+def _settings_view(settings: dict[str, Any]) -> dict[str, Any]:
+    llm = settings.get("llm")
+    return {**settings, "llm": {"profile": llm.get("profile")} if isinstance(llm, dict) else llm}
+
+
+def _verification_view(verification: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": verification.get("ok"), "citations": verification.get("citations", []),
+            "problem_count": len(verification.get("problems", []))}
+
+
+def _attempt_view(attempt: dict[str, Any], conceal: bool) -> dict[str, Any]:
+    verification = attempt.get("verification") or {}
+    ok = bool(verification.get("ok"))
+    view = {k: attempt[k] for k in _ATTEMPT_FIELDS if k in attempt}
+    view["outcome"] = ("transport_error" if attempt.get("error") else
+                       "unparseable" if attempt.get("parse_error") else
+                       "verified" if ok else "rejected")
+    if verification:
+        view["verification"] = _verification_view(verification)
+    if ok and attempt.get("draft") is not None:
+        view["draft"] = attempt["draft"]
+    if not conceal and "latency_ms" in attempt:
+        view["latency_ms"] = attempt["latency_ms"]
+    return view
+
+
+def _rewrite_view(stage: dict[str, Any], conceal: bool) -> dict[str, Any]:
+    view = {k: stage.get(k) for k in _REWRITE_FIELDS}
+    view["error"] = REWRITE_FAILED if stage.get("error") else None
+    if not conceal:
+        view["latency_ms"] = stage.get("latency_ms")
+    return view
 
 
 def export(trace: dict[str, Any], store: Store, directory: Path) -> list[Path]:

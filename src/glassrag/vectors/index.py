@@ -227,7 +227,7 @@ class VectorIndex:
 
     def search(
         self, query_vec: np.ndarray, readable: Collection[int] | None, limit: int,
-        blocked_limit: int = 0, min_score: float | None = None,
+        blocked_limit: int = 0, min_score: float | None = None, exact: bool = False,
     ) -> tuple[list[VectorMatch], int, list[VectorMatch]]:
         """Top-``limit`` rows by cosine similarity among those whose role set is in
         ``readable`` (None: no filter), the number of rows outside it, and the best
@@ -239,10 +239,13 @@ class VectorIndex:
         every blocked row counts. With an HNSW graph and ``min_score`` the count is taken
         over the blocked candidates the search visited (a lower bound; zero vs non-zero,
         which the status needs, is exact whenever the best blocked row passes).
+
+        ``exact`` scans the permitted rows exactly even when a graph exists: the graph's
+        neighbourhoods, and the choice between graph and scan, depend on blocked rows.
         """
         q = self._query(query_vec)
         allowed = self._allowed_sets(readable)
-        matches, _ = self._top(q, allowed, limit, min_score, count=False)
+        matches, _ = self._top(q, allowed, limit, min_score, count=False, exact=exact)
         if readable is None:
             return matches, 0, []
         blocked_sets = np.setdiff1d(self._present_sets(), allowed)
@@ -275,7 +278,7 @@ class VectorIndex:
         return self.main.live_in(sets) + self.delta.live_in(sets)
 
     def _top(self, q: np.ndarray, sets: np.ndarray, k: int, min_score: float | None,
-             count: bool = True) -> tuple[list[VectorMatch], int]:
+             count: bool = True, exact: bool = False) -> tuple[list[VectorMatch], int]:
         """Best ``k`` over the role sets, and how many rows passed ``min_score`` (exact on the
         exact path; among the candidates on the HNSW path; 0 when ``count`` is False)."""
         if k < 1 or sets.size == 0:
@@ -284,7 +287,7 @@ class VectorIndex:
         allowed_live = self.main.live_in(sets)
         total_live = max(self.main.live_count, 1)
         fraction = allowed_live / total_live
-        if self.hnsw is not None and fraction >= self.params.exact_fraction:
+        if self.hnsw is not None and not exact and fraction >= self.params.exact_fraction:
             selector, mask = self._selector(sets)
             # The global share says little when roles follow topics: a query whose whole
             # neighbourhood is blocked defeats filtered HNSW at any share (recall 0.57 at

@@ -185,7 +185,8 @@ def search(
     if as_json:
         _print_json(result)
         return
-    table = Table(title=f"{len(result.hits)} hits ({result.mode}, {result.took_ms:.2f} ms)")
+    took = "" if result.took_ms is None else f", {result.took_ms:.2f} ms"
+    table = Table(title=f"{len(result.hits)} hits ({result.mode}{took})")
     for column in ("#", "score", "chunk_id", "lines", "title", "matched", "text"):
         table.add_column(column, overflow="fold")
     for rank, hit in enumerate(result.hits, start=1):
