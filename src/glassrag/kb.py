@@ -44,6 +44,11 @@ DEFAULT_KB_DIR = ".glassrag"
 ROLES_RULES_NAME = "roles.toml"
 
 
+def _version_readable(roles: tuple[str, ...] | None, principal: Principal) -> bool:
+    # A version recorded before roles were kept per version (roles None) is for admins only.
+    return principal.admin or (roles is not None and principal.can_read(roles))
+
+
 def resolve_kb_path(path: str | Path | None = None) -> Path:
     """``path`` if given, else ``$GLASSRAG_KB``, else ``./.glassrag``."""
     if path is not None:
@@ -453,10 +458,44 @@ class KnowledgeBase:
         with self.lock:
             return self.store.chunks_of(doc_id)
 
-    def document_text(self, content_hash: str) -> str | None:
-        """The normalised text of a document version, by content hash."""
+    def document_text(self, content_hash: str, *, doc_id: str | None = None,
+                      principal: Principal | None = None) -> str | None:
+        """The normalised text of a document version, by content hash (of ``doc_id``'s
+        versions only, if given); None when there is no such version.
+
+        With a ``principal``, a version is served only to a caller allowed by the roles
+        that version was stored with *and* by the document's current roles: loosening a
+        document's roles never opens its older text, and tightening them closes it. A
+        version the caller may not read is None, exactly like a missing one. Without a
+        principal (the local operator) every version is served.
+        """
         with self.lock:
+            if principal is not None and not self._may_read_version(
+                    content_hash, doc_id, principal):
+                return None
+            if doc_id is not None and principal is None and not self._has_version(
+                    content_hash, doc_id):
+                return None
             return self.store.version_text(content_hash)
+
+    def _has_version(self, content_hash: str, doc_id: str) -> bool:
+        doc = self.store.document(doc_id)
+        return (doc is not None and doc.content_hash == content_hash) or any(
+            d == doc_id for d, _ in self.store.versions_with_hash(content_hash))
+
+    def _may_read_version(self, content_hash: str, doc_id: str | None,
+                          principal: Principal) -> bool:
+        versions = self.store.versions_with_hash(content_hash)
+        candidates = {d for d, _ in versions} if doc_id is None else {doc_id}
+        for candidate in candidates:
+            current = self.store.document(candidate)
+            if current is None or not principal.can_read(current.roles):
+                continue
+            if current.content_hash == content_hash or any(
+                    d == candidate and _version_readable(roles, principal)
+                    for d, roles in versions):
+                return True
+        return False
 
     def status(self) -> dict[str, Any]:
         with self.lock:
