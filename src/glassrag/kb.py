@@ -6,7 +6,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from glassrag.ingest.roles_rules import load_roles_rules
 from glassrag.ingest.run import IngestOptions, Progress, run_ingest
 from glassrag.llm.client import LLMAnswerer
 from glassrag.llm.prompt import build_request, evidence_package
+from glassrag.locks import WRITE_LOCK_NAME, exclusive
 from glassrag.pipeline import AskRequest, decide, retrieve_with_rewrite, run_retrieval, validate
 from glassrag.pipeline import ask as ask_pipeline
 from glassrag.records import (
@@ -76,7 +77,11 @@ class KnowledgeBase:
         kb_dir.mkdir(parents=True, exist_ok=True)
         config = kb_dir / CONFIG_NAME
         if not config.exists():
-            config.write_text(DEFAULT_CONFIG, encoding="utf-8")
+            # Written whole or not at all: another process opening the same new knowledge
+            # base must never read a half-written settings file.
+            tmp = kb_dir / f".{CONFIG_NAME}.{os.getpid()}.tmp"
+            tmp.write_text(DEFAULT_CONFIG, encoding="utf-8")
+            os.replace(tmp, config)
         return cls.open(kb_dir)
 
     @classmethod
@@ -155,21 +160,36 @@ class KnowledgeBase:
         exclude: Sequence[str] = (),
         progress: Progress | None = None,
         embedder: str | None = None,
+        follow_external_links: bool | None = None,
+        replace: bool = False,
+        id_prefix: str = "",
+        on_wait: Callable[[], None] | None = None,
     ) -> IngestReport:
         """Ingest files and directories; return counts and per-file failures.
 
         With an embedder (``embedder``, the ``[dense]`` setting or the one the knowledge base
         already uses) new chunks are embedded too. If embedding fails, the lexical part
         stays committed, the failure is in the report, and ``kb.embed()`` resumes.
+
+        Symlinks are resolved; a link whose target is outside the ingested directory is a
+        failure unless ``follow_external_links`` (None: ``[ingest] follow_external_links``).
+        A document whose doc_id is already stored from another file is a failure and the
+        stored one is kept, unless ``replace``. ``id_prefix`` goes before every doc_id of
+        this call (e.g. ``"hr/"``), so folders with the same file names can share a
+        knowledge base. One writer at a time: an ingest waits while another process (or
+        thread) ingests into the same knowledge base, calling ``on_wait`` once if it must.
         """
         if isinstance(paths, (str, Path)):
             paths = [paths]
         options = IngestOptions(
             roles=tuple(roles), chunker=chunker, prune=prune,
             include=tuple(include), exclude=tuple(exclude),
+            follow_external_links=follow_external_links, replace=replace, id_prefix=id_prefix,
         )
         rules = load_roles_rules(self.path / ROLES_RULES_NAME)
-        with self.lock:
+        # The write lock first, then the in-process lock: a search holding only the latter
+        # never waits for a writer in another process.
+        with exclusive(self.path / WRITE_LOCK_NAME, on_wait), self.lock:
             report = run_ingest(self.store, paths, self.settings, rules, options, progress)
             self.lexical.catch_up(self.store)
             side = self.dense(embedder)
@@ -185,7 +205,7 @@ class KnowledgeBase:
 
     def delete(self, doc_id: str) -> None:
         """Remove a document and its chunks; NotFound if there is no such document."""
-        with self.lock:
+        with exclusive(self.path / WRITE_LOCK_NAME), self.lock:
             self.store.begin()
             try:
                 found = self.store.delete_document(doc_id)

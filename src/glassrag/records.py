@@ -199,6 +199,12 @@ class IngestReport:
     took_ms: float = 0.0
     # Per parser name ("markdown", "pdf", ...): files it read and chunks written from them.
     parsers: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Documents of this run (added, updated or unchanged) that got ``default_roles`` because
+    # neither they, a roles rule nor the ingest's roles option named any.
+    defaulted_roles: int = 0
+    default_roles: list[str] = field(default_factory=list)
+    # With a roles.toml holding rules: files with a document no rule gave roles to.
+    no_rule_matched: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -213,6 +219,9 @@ class IngestReport:
             "chunks": self.chunks,
             "failed": [{"path": f.path, "error": f.error} for f in self.failed],
             "parsers": {name: dict(counts) for name, counts in sorted(self.parsers.items())},
+            "defaulted_roles": self.defaulted_roles,
+            "default_roles": list(self.default_roles),
+            "no_rule_matched": list(self.no_rule_matched),
             "took_ms": round(self.took_ms, 1),
         }
 
