@@ -77,7 +77,8 @@ class RolesRules:
         where = self.relpath(file)
         folder = self.relpath(os.path.realpath(root))
         here = f"{where!r} here" if where is not None else "this file is outside it"
-        fix = f"; for this folder write {folder}/{glob}" if folder not in (None, ".") else ""
+        fix = (f"; for this folder write {folder}/{glob}" if folder not in (None, ".")
+               else "; set 'base' in roles.toml to the folder the globs are written for")
         return (
             f"roles rule {index + 1} ({glob!r}) matches {rel_root!r}, the path relative to "
             f"the ingested folder, but rules match paths relative to {self.base} "
