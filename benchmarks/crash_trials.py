@@ -4,10 +4,14 @@
 
 Kill trials share one knowledge base. Each starts ``glassrag ingest`` on a new corpus (its
 own doc_id prefix), waits until the first batch of that corpus is committed, kills the
-process with SIGKILL a random moment later, checks from the files alone that the kill landed
-mid-ingest (part of the corpus stored, or all of it with the lexical index behind), then
-opens the knowledge base (which repairs it) and runs :func:`glassrag.store.integrity.check`. At the
-end one ingest of every corpus must complete the interrupted work.
+process with SIGKILL a random moment later (uniform over ``--window`` seconds; by default
+the time one uninterrupted ingest of such a corpus takes from its first commit until SQLite
+and the lexical index hold all of it, measured first), records from the files alone where
+the kill landed (``sqlite``: part of the corpus stored; ``index``: all of it stored, the
+lexical index behind; ``after``: the work was done), then opens the knowledge base (which
+repairs it) and runs :func:`glassrag.store.integrity.check`. Trials go on until ``--kills`` of
+them landed mid-ingest (at most three times as many attempts); every attempt is checked.
+At the end one ingest of every corpus must complete the interrupted work.
 
 Pair trials each use a new knowledge base and start two ingests at the same moment, cycling
 through four cases: right after ``init`` (different corpora), with no knowledge base yet,
@@ -79,14 +83,38 @@ def kill_trial(kb_dir: Path, path: Path, tag: str, n: int, window: float,
             "seconds": round(time.perf_counter() - started, 2)}
 
 
-def kill_trials(root: Path, kills: int, n: int, window: float,
-                rng: random.Random) -> dict[str, Any]:
-    kb_dir = root / "kills" / "kb"
+def new_kb(kb_dir: Path) -> Path:
     kb_dir.mkdir(parents=True)
     (kb_dir / "glassrag.toml").write_text("[ingest]\nbatch_size = 100\n")
+    return kb_dir
+
+
+def calibrate(root: Path, n: int) -> float:
+    """Seconds from an ingest's first commit until SQLite and the index hold all of it."""
+    kb_dir = new_kb(root / "calibrate" / "kb")
+    path = corpus(root / "calibrate" / "c.jsonl", "c", n)
+    proc = start(kb_dir, str(path))
+    while on_disk(kb_dir, "c-")[0] == 0 and proc.poll() is None:
+        time.sleep(0.002)
+    first = time.perf_counter()
+    while proc.poll() is None:
+        stored, last, applied = on_disk(kb_dir, "c-")
+        if stored == n and applied >= last:
+            break
+        time.sleep(0.002)
+    done = time.perf_counter() - first
+    proc.communicate()
+    return done
+
+
+def kill_trials(root: Path, kills: int, n: int, window: float,
+                rng: random.Random) -> dict[str, Any]:
+    kb_dir = new_kb(root / "kills" / "kb")
     corpora = root / "kills" / "corpora"
-    trials = []
-    for k in range(kills):
+    trials: list[dict[str, Any]] = []
+    for k in range(3 * kills):
+        if sum(t["stage"] != "after" and t["killed"] for t in trials) == kills:
+            break
         tag = f"k{k}"
         trial = kill_trial(kb_dir, corpus(corpora / f"{tag}.jsonl", tag, n), tag, n, window, rng)
         trials.append(trial)
@@ -97,7 +125,7 @@ def kill_trials(root: Path, kills: int, n: int, window: float,
                             str(corpora), "--json"], capture_output=True, text=True)
     problems, documents = consistency(kb_dir)
     return {"trials": trials, "final_exit": final.returncode, "final_problems": problems,
-            "final_documents": documents, "expected_documents": n * kills}
+            "final_documents": documents, "expected_documents": n * len(trials)}
 
 
 def pair_trial(root: Path, case: str, n: int) -> dict[str, Any]:
@@ -128,14 +156,17 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--docs", type=int, default=3000, help="documents per kill corpus")
     parser.add_argument("--pair-docs", type=int, default=800)
-    parser.add_argument("--window", type=float, default=0.25,
-                        help="kill at most this many seconds after the first commit")
+    parser.add_argument("--window", type=float, default=None,
+                        help="kill at most this many seconds after the first commit "
+                        "[default: measured, see above]")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     root = Path(tempfile.mkdtemp(prefix="glassrag-crash-"))
     try:
-        kills = kill_trials(root, args.kills, args.docs, args.window, rng)
+        window = args.window if args.window is not None else calibrate(root, args.docs)
+        print(f"kill window: {window:.2f} s after the first commit", flush=True)
+        kills = kill_trials(root, args.kills, args.docs, window, rng)
         pairs = []
         for p in range(args.pairs):
             case = PAIR_CASES[p % len(PAIR_CASES)]
@@ -149,7 +180,8 @@ def main() -> None:
     for trial in kills["trials"]:
         stages[trial["stage"]] = stages.get(trial["stage"], 0) + 1
     summary = {
-        "kills": len(kills["trials"]),
+        "window_seconds": round(window, 3),
+        "kill_attempts": len(kills["trials"]),
         "killed_mid_ingest": sum(t["killed"] and t["stage"] != "after" for t in kills["trials"]),
         "stages": stages,
         "inconsistent_after_kill": sum(bool(t["problems"]) for t in kills["trials"]),
@@ -165,7 +197,7 @@ def main() -> None:
     print(json.dumps(summary, indent=2))
     print(f"-> {out}")
     if summary["inconsistent_after_kill"] or not summary["completed_after_kills"] or \
-            summary["pairs_ok"] != summary["pairs"]:
+            summary["pairs_ok"] != summary["pairs"] or summary["killed_mid_ingest"] < args.kills:
         sys.exit(1)
 
 
