@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from conftest import write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.settings import MAX_TOP_K
+from glassrag.store.integrity import check, on_disk
 
 pytestmark = pytest.mark.slow
 
@@ -42,6 +44,7 @@ def _ingest(kb_dir: Path, corpus: Path, crash_at: str | None) -> subprocess.Comp
 
 def _assert_consistent(kb_dir: Path) -> tuple[int, int]:
     with KnowledgeBase.open(kb_dir) as kb:
+        assert check(kb.store, kb.lexical) == []
         status = kb.status()
         assert status["indexed_chunks"] == status["chunks"]
         assert status["applied_seq"] == status["last_seq"]
@@ -75,17 +78,40 @@ def test_killed_ingest_is_repaired_on_open(tmp_path: Path, crash_at: str) -> Non
     assert _assert_consistent(kb_dir) == (2100, 2100)
 
 
-def test_kill_at_random_moments(tmp_path: Path) -> None:
-    kb_dir = tmp_path / "kb"
-    corpus = _corpus(tmp_path / "c.jsonl", 4000, "c")
-    for delay in (0.3, 0.8, 1.5):
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "glassrag", "--kb", str(kb_dir), "ingest", str(corpus)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        time.sleep(delay)
+def _kill_mid_ingest(kb_dir: Path, corpus: Path, tag: str, total: int,
+                     rng: random.Random) -> None:
+    """Start an ingest, wait until its first batch is committed, kill it a random moment
+    later, and check that the kill landed before the ingest had finished its work."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "glassrag", "--kb", str(kb_dir), "ingest", str(corpus)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        while on_disk(kb_dir, f"{tag}-")[0] == 0:
+            assert proc.poll() is None, "the ingest ended before committing anything"
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0.0, 0.2))
+        assert proc.poll() is None, "the ingest finished before the kill: enlarge the corpus"
+        proc.kill()
+    finally:
         proc.kill()
         proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    stored, last, applied = on_disk(kb_dir, f"{tag}-")
+    # Mid-ingest: SQLite holds part of this corpus, or all of it with the index behind.
+    assert 0 < stored < total or applied < last, (stored, last, applied)
+
+
+def test_kill_at_random_moments(tmp_path: Path) -> None:
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    # Many small transactions, so that every kill lands between two of them or inside one.
+    (kb_dir / "glassrag.toml").write_text("[ingest]\nbatch_size = 100\n")
+    rng = random.Random(14)
+    total, tags = 3000, ["c", "d", "e"]
+    corpora = tmp_path / "corpora"
+    for tag in tags:
+        _kill_mid_ingest(kb_dir, _corpus(corpora / f"{tag}.jsonl", total, tag), tag, total, rng)
         _assert_consistent(kb_dir)
-    assert _ingest(kb_dir, corpus, None).returncode == 0
-    assert _assert_consistent(kb_dir) == (4000, 4000)
+    assert _ingest(kb_dir, corpora, None).returncode == 0
+    assert _assert_consistent(kb_dir) == (total * len(tags), total * len(tags))

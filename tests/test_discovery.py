@@ -95,13 +95,72 @@ def test_explicit_file_ignores_include_but_not_exclude(tmp_path: Path) -> None:
     assert files == [] and failed == []
 
 
-def test_symlinked_file_is_followed_under_its_link_name(tmp_path: Path) -> None:
+def test_link_to_a_file_outside_the_root_is_refused_naming_link_and_target(
+    tmp_path: Path,
+) -> None:
     target = write(tmp_path / "elsewhere" / "real.md")
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "linked.md").symlink_to(target)
     files, failed = discover([kb])
+    assert files == []
+    assert [f.path for f in failed] == [str(kb / "linked.md")]
+    assert str(target) in failed[0].error and "outside the ingested directory" in failed[0].error
+    assert "--follow-external-links" in failed[0].error
+
+
+def test_external_link_is_followed_under_its_link_name_when_allowed(tmp_path: Path) -> None:
+    target = write(tmp_path / "elsewhere" / "real.md")
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "linked.md").symlink_to(target)
+    files, failed = discover([kb], follow_external_links=True)
     assert files == [(kb / "linked.md", kb)] and failed == []
+
+
+def test_link_to_a_directory_outside_the_root_is_refused_once(tmp_path: Path) -> None:
+    write(tmp_path / "etc" / "passwd.txt")
+    write(tmp_path / "etc" / "shadow.txt")
+    kb = tmp_path / "kb"
+    write(kb / "a.md")
+    (kb / "system").symlink_to(tmp_path / "etc", target_is_directory=True)
+    files, failed = discover([kb])
+    assert rels(files) == ["a.md"]
+    assert [f.path for f in failed] == [str(kb / "system")]
+    assert str(tmp_path / "etc") in failed[0].error
+    files, failed = discover([kb], follow_external_links=True)
+    assert rels(files) == ["a.md", "system/passwd.txt", "system/shadow.txt"] and failed == []
+
+
+def test_link_inside_the_root_is_its_target_and_taken_once(tmp_path: Path) -> None:
+    # a-public/notes.md -> ../hr/secret.md: one document, under the target's own path (so
+    # the target's roles rule applies), not a second copy under the link's path.
+    kb = tmp_path / "kb"
+    secret = write(kb / "hr" / "secret.md")
+    (kb / "a-public").mkdir()
+    (kb / "a-public" / "notes.md").symlink_to(Path("..") / "hr" / "secret.md")
+    files, failed = discover([kb])
+    assert files == [(secret, kb)] and failed == []
+    # Named on its own, the link still stands for its target.
+    files, _ = discover([kb / "a-public" / "notes.md", kb])
+    assert [f.resolve() for f, _ in files] == [secret.resolve()]
+
+
+def test_globs_apply_to_the_resolved_path_of_a_link(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    write(kb / "drafts" / "plan.md")
+    write(kb / "pub" / "ok.md")
+    (kb / "pub" / "plan.md").symlink_to(kb / "drafts" / "plan.md")
+    files, _ = discover([kb], exclude=["drafts/**"])
+    assert rels(files) == ["pub/ok.md"]
+
+
+def test_root_given_through_a_symlink_is_not_external(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    write(real / "sub" / "n.md")
+    (tmp_path / "alias").symlink_to(real, target_is_directory=True)
+    files, failed = discover([tmp_path / "alias"])
+    assert failed == [] and rels(files) == ["sub/n.md"]
 
 
 def test_symlink_loop_to_ancestor_is_reported_once(tmp_path: Path) -> None:
@@ -149,7 +208,7 @@ def test_second_link_to_a_directory_is_not_a_loop(tmp_path: Path) -> None:
     (kb / "alias").symlink_to(kb / "shared", target_is_directory=True)
     files, failed = discover([kb])
     assert failed == []
-    assert rels(files) == ["alias/s.md"]  # sorted order reaches the alias first
+    assert rels(files) == ["shared/s.md"]  # the alias is resolved to its target
 
 
 def test_special_files_inside_a_tree_are_skipped(tmp_path: Path) -> None:

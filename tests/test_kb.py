@@ -143,7 +143,7 @@ def test_bad_files_do_not_stop_the_batch(kb: KnowledgeBase, tmp_path: Path) -> N
 def test_roles_from_front_matter_rules_option_and_default(tmp_path: Path) -> None:
     kb_dir = tmp_path / "kb"
     kb = KnowledgeBase.init(kb_dir)
-    (kb_dir / "roles.toml").write_text('[[rule]]\nglob = "hr/**"\nroles = ["hr"]\n')
+    (kb_dir / "roles.toml").write_text('[[rule]]\nglob = "docs/hr/**"\nroles = ["hr"]\n')
     docs = tmp_path / "docs"
     (docs / "hr").mkdir(parents=True)
     (docs / "hr" / "pay.md").write_text("salary bands for ocelots\n")

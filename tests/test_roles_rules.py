@@ -124,3 +124,53 @@ def test_unreadable_rules_path_is_an_error(tmp_path: Path) -> None:
     (tmp_path / ROLES_FILE).mkdir()  # a directory where the file should be
     with pytest.raises(InvalidInput, match="cannot read"):
         load_roles_rules(tmp_path / ROLES_FILE)
+
+
+def test_globs_are_relative_to_the_parent_of_the_rules_directory(tmp_path: Path) -> None:
+    kb_dir = tmp_path / "project" / ".glassrag"
+    kb_dir.mkdir(parents=True)
+    rules = load_roles_rules(write_rules(kb_dir, '[[rule]]\nglob = "docs/hr/**"\nroles = "hr"\n'))
+    project = tmp_path / "project"
+    assert rules.base == str(project.resolve())
+    assert rules.match(project / "docs" / "hr" / "pay.md") == ("hr",)
+    assert rules.match(project / "hr" / "pay.md") is None
+    assert rules.relpath(tmp_path / "elsewhere.md") is None  # outside the base: no rule
+
+
+def test_base_key_is_relative_to_the_rules_file(tmp_path: Path) -> None:
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    rules = load_roles_rules(write_rules(kb_dir, 'base = "../docs"\n[[rule]]\nglob = "hr/**"\n'
+                                                'roles = "hr"\n'))
+    assert rules.base == str((tmp_path / "docs").resolve())
+    assert rules.match(tmp_path / "docs" / "hr" / "a.md") == ("hr",)
+
+
+@pytest.mark.parametrize("value", ['""', "3", "[]"])
+def test_bad_base_is_rejected(tmp_path: Path, value: str) -> None:
+    path = write_rules(tmp_path, f"base = {value}\n")
+    with pytest.raises(InvalidInput, match="'base' must be a non-empty path"):
+        load_roles_rules(path)
+
+
+def test_an_allowed_external_link_falls_back_to_its_own_path(tmp_path: Path) -> None:
+    kb_dir = tmp_path / "p" / "kb"
+    kb_dir.mkdir(parents=True)
+    rules = load_roles_rules(write_rules(kb_dir, '[[rule]]\nglob = "hr/**"\nroles = "hr"\n'))
+    outside = tmp_path / "far" / "x.md"
+    assert rules.match(outside, link=tmp_path / "p" / "hr" / "x.md") == ("hr",)
+    # A target inside the base decides by itself, whatever the link's path.
+    assert rules.match(tmp_path / "p" / "pub" / "x.md", link=tmp_path / "p" / "hr" / "x.md") \
+        is None
+
+
+def test_misanchored_rule_is_explained(tmp_path: Path) -> None:
+    kb_dir = tmp_path / "p" / "kb"
+    kb_dir.mkdir(parents=True)
+    rules = load_roles_rules(write_rules(kb_dir, '[[rule]]\nglob = "hr/**"\nroles = "hr"\n'))
+    docs = tmp_path / "p" / "docs"
+    why = rules.misanchored(docs / "hr" / "pay.md", docs)
+    assert why is not None and "'hr/**'" in why and "write docs/hr/**" in why
+    assert rules.misanchored(docs / "pub" / "a.md", docs) is None
+    outside = rules.misanchored(tmp_path / "x" / "hr" / "a.md", tmp_path / "x")
+    assert outside is not None and "set 'base'" in outside

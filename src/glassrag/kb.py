@@ -6,7 +6,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from glassrag.ingest.roles_rules import load_roles_rules
 from glassrag.ingest.run import IngestOptions, Progress, run_ingest
 from glassrag.llm.client import LLMAnswerer
 from glassrag.llm.prompt import build_request, evidence_package
+from glassrag.locks import WRITE_LOCK_NAME, exclusive
 from glassrag.pipeline import AskRequest, decide, retrieve_with_rewrite, run_retrieval, validate
 from glassrag.pipeline import ask as ask_pipeline
 from glassrag.records import (
@@ -43,6 +44,11 @@ from glassrag.vectors.index import HnswParams
 
 DEFAULT_KB_DIR = ".glassrag"
 ROLES_RULES_NAME = "roles.toml"
+
+
+def _version_readable(roles: tuple[str, ...] | None, principal: Principal) -> bool:
+    # A version recorded before roles were kept per version (roles None) is for admins only.
+    return principal.admin or (roles is not None and principal.can_read(roles))
 
 
 def resolve_kb_path(path: str | Path | None = None) -> Path:
@@ -72,7 +78,11 @@ class KnowledgeBase:
         kb_dir.mkdir(parents=True, exist_ok=True)
         config = kb_dir / CONFIG_NAME
         if not config.exists():
-            config.write_text(DEFAULT_CONFIG, encoding="utf-8")
+            # Written whole or not at all: another process opening the same new knowledge
+            # base must never read a half-written settings file.
+            tmp = kb_dir / f".{CONFIG_NAME}.{os.getpid()}.tmp"
+            tmp.write_text(DEFAULT_CONFIG, encoding="utf-8")
+            os.replace(tmp, config)
         return cls.open(kb_dir)
 
     @classmethod
@@ -151,21 +161,36 @@ class KnowledgeBase:
         exclude: Sequence[str] = (),
         progress: Progress | None = None,
         embedder: str | None = None,
+        follow_external_links: bool | None = None,
+        replace: bool = False,
+        id_prefix: str = "",
+        on_wait: Callable[[], None] | None = None,
     ) -> IngestReport:
         """Ingest files and directories; return counts and per-file failures.
 
         With an embedder (``embedder``, the ``[dense]`` setting or the one the knowledge base
         already uses) new chunks are embedded too. If embedding fails, the lexical part
         stays committed, the failure is in the report, and ``kb.embed()`` resumes.
+
+        Symlinks are resolved; a link whose target is outside the ingested directory is a
+        failure unless ``follow_external_links`` (None: ``[ingest] follow_external_links``).
+        A document whose doc_id is already stored from another file is a failure and the
+        stored one is kept, unless ``replace``. ``id_prefix`` goes before every doc_id of
+        this call (e.g. ``"hr/"``), so folders with the same file names can share a
+        knowledge base. One writer at a time: an ingest waits while another process (or
+        thread) ingests into the same knowledge base, calling ``on_wait`` once if it must.
         """
         if isinstance(paths, (str, Path)):
             paths = [paths]
         options = IngestOptions(
             roles=tuple(roles), chunker=chunker, prune=prune,
             include=tuple(include), exclude=tuple(exclude),
+            follow_external_links=follow_external_links, replace=replace, id_prefix=id_prefix,
         )
         rules = load_roles_rules(self.path / ROLES_RULES_NAME)
-        with self.lock:
+        # The write lock first, then the in-process lock: a search holding only the latter
+        # never waits for a writer in another process.
+        with exclusive(self.path / WRITE_LOCK_NAME, on_wait), self.lock:
             report = run_ingest(self.store, paths, self.settings, rules, options, progress)
             self.lexical.catch_up(self.store)
             side = self.dense(embedder)
@@ -181,7 +206,7 @@ class KnowledgeBase:
 
     def delete(self, doc_id: str) -> None:
         """Remove a document and its chunks; NotFound if there is no such document."""
-        with self.lock:
+        with exclusive(self.path / WRITE_LOCK_NAME), self.lock:
             self.store.begin()
             try:
                 found = self.store.delete_document(doc_id)
@@ -460,10 +485,44 @@ class KnowledgeBase:
         with self.lock:
             return self.store.chunks_of(doc_id)
 
-    def document_text(self, content_hash: str) -> str | None:
-        """The normalised text of a document version, by content hash."""
+    def document_text(self, content_hash: str, *, doc_id: str | None = None,
+                      principal: Principal | None = None) -> str | None:
+        """The normalised text of a document version, by content hash (of ``doc_id``'s
+        versions only, if given); None when there is no such version.
+
+        With a ``principal``, a version is served only to a caller allowed by the roles
+        that version was stored with *and* by the document's current roles: loosening a
+        document's roles never opens its older text, and tightening them closes it. A
+        version the caller may not read is None, exactly like a missing one. Without a
+        principal (the local operator) every version is served.
+        """
         with self.lock:
+            if principal is not None and not self._may_read_version(
+                    content_hash, doc_id, principal):
+                return None
+            if doc_id is not None and principal is None and not self._has_version(
+                    content_hash, doc_id):
+                return None
             return self.store.version_text(content_hash)
+
+    def _has_version(self, content_hash: str, doc_id: str) -> bool:
+        doc = self.store.document(doc_id)
+        return (doc is not None and doc.content_hash == content_hash) or any(
+            d == doc_id for d, _ in self.store.versions_with_hash(content_hash))
+
+    def _may_read_version(self, content_hash: str, doc_id: str | None,
+                          principal: Principal) -> bool:
+        versions = self.store.versions_with_hash(content_hash)
+        candidates = {d for d, _ in versions} if doc_id is None else {doc_id}
+        for candidate in candidates:
+            current = self.store.document(candidate)
+            if current is None or not principal.can_read(current.roles):
+                continue
+            if current.content_hash == content_hash or any(
+                    d == candidate and _version_readable(roles, principal)
+                    for d, roles in versions):
+                return True
+        return False
 
     def status(self) -> dict[str, Any]:
         with self.lock:

@@ -208,6 +208,12 @@ class IngestReport:
     parsers: dict[str, dict[str, int]] = field(default_factory=dict)
     # Files inside ingested directories that were not read, by reason ("unsupported type").
     skipped: dict[str, int] = field(default_factory=dict)
+    # Documents of this run (added, updated or unchanged) that got ``default_roles`` because
+    # neither they, a roles rule nor the ingest's roles option named any.
+    defaulted_roles: int = 0
+    default_roles: list[str] = field(default_factory=list)
+    # With a roles.toml holding rules: files with a document no rule gave roles to.
+    no_rule_matched: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -223,6 +229,9 @@ class IngestReport:
             "failed": [{"path": f.path, "error": f.error} for f in self.failed],
             "parsers": {name: dict(counts) for name, counts in sorted(self.parsers.items())},
             "skipped": dict(sorted(self.skipped.items())),
+            "defaulted_roles": self.defaulted_roles,
+            "default_roles": list(self.default_roles),
+            "no_rule_matched": list(self.no_rule_matched),
             "took_ms": round(self.took_ms, 1),
         }
 

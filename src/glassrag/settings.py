@@ -42,6 +42,7 @@ class IngestSettings(_Section):
     batch_size: int = Field(default=2000, gt=0)
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
+    follow_external_links: bool = False
     csv_template: str = ""
     html_extractor: Literal["builtin", "trafilatura"] = "builtin"
 
@@ -203,7 +204,9 @@ DEFAULT_CONFIG = """\
 
 [ingest]
 # Roles given to a document that names none: no roles in its front matter or JSONL record,
-# no match in roles.toml (path globs -> roles, next to this file), and no --roles option.
+# no match in roles.toml (path globs -> roles, next to this file; the globs are relative to
+# the directory that holds this knowledge base), and no --roles option. The ingest report
+# counts such documents (defaulted_roles).
 # "public" means every principal may read such documents; use e.g. ["employee"] to keep
 # unlabelled documents internal.
 default_roles = ["public"]
@@ -215,6 +218,10 @@ batch_size = 2000
 # Glob patterns (relative to each ingested directory); empty include means every file.
 include = []
 exclude = []
+# Symlinks are resolved: a link to a file inside the ingested directory is that file (its
+# roles are the target's). A link whose target lies outside it is refused with an error
+# naming the link and its target, unless this is true (or ingest --follow-external-links).
+follow_external_links = false
 # How a CSV/TSV row becomes a line of text: {column} is that column's value ({{ and }} are
 # braces), e.g. "{name} ({year}): {summary}". Empty means "col1: v1; col2: v2".
 csv_template = ""

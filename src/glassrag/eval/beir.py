@@ -336,7 +336,8 @@ def _ingest(kb: KnowledgeBase, root: Path, corpus: Corpus, embedder: str | None,
         records = root / "beir-corpus.jsonl"
         write_records(corpus, records, title_in_text=title_in_text)
         started = time.perf_counter()
-        report = kb.ingest([records])
+        # The set's own documents, possibly written by eval --qa under another file name.
+        report = kb.ingest([records], replace=True)
         if report.failed:
             raise InvalidInput(f"{records}: corpus not ingested: {report.failed[0].error}")
         ingest_seconds = time.perf_counter() - started

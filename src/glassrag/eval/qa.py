@@ -239,7 +239,9 @@ def run_qa(
         write_corpus(directory, corpus)
         with KnowledgeBase.open(root) as kb:
             started = time.perf_counter()
-            report = kb.ingest([corpus])
+            # A kept --kb may hold the same set written by eval --beir under another file
+            # name: those documents are this corpus, so replacing them is intended.
+            report = kb.ingest([corpus], replace=True)
             if report.failed:
                 raise InvalidInput(f"{directory}: corpus not ingested: {report.failed[0].error}")
             ingest_seconds = time.perf_counter() - started

@@ -99,13 +99,31 @@ def _stat_error(path: Path, exc: OSError) -> FailedInput:
     return FailedInput(str(path), f"cannot access: {exc.strerror or exc}")
 
 
+def _inside(real: str, root_real: str) -> str | None:
+    """``real`` relative to ``root_real`` (posix), or None when it lies outside."""
+    rel = os.path.relpath(real, root_real)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        return None
+    return Path(rel).as_posix()
+
+
+def _external(link: Path, target: str, root: Path) -> FailedInput:
+    return FailedInput(
+        str(link),
+        f"symlink to {target}, outside the ingested directory {root}: not followed "
+        "(pass --follow-external-links to ingest link targets outside it)",
+    )
+
+
 class _Walker:
     """One ``discover`` call: collects files, failures, and what it has already visited."""
 
     def __init__(self, include: list[str] | None, exclude: list[str] | None,
+                 follow_external_links: bool,
                  supported: Callable[[Path], bool] | None = None) -> None:
         self.include = include
         self.exclude = exclude
+        self.follow_external_links = follow_external_links
         self.supported = supported
         self.skipped: dict[str, int] = {}
         self.files: list[tuple[Path, Path]] = []
@@ -117,11 +135,36 @@ class _Walker:
         # that is not an ancestor is not a loop, but walking it again only yields duplicates.
         self._seen_dirs: set[tuple[int, int]] = set()
 
-    def add_file(self, path: Path, root: Path) -> None:
+    def add_file(self, path: Path, root: Path, *, named: bool = False) -> None:
+        """Take one file found under ``root`` (``named``: given on the command line).
+
+        A file is taken under its resolved path: a link to a file inside the root is the
+        same document as its target (its roles are the target's, and it is never ingested
+        twice), and a link pointing outside the root is refused unless external links are
+        allowed, in which case it keeps the link's own path.
+        """
         real = os.path.realpath(path)
-        if real not in self._seen_files:
-            self._seen_files.add(real)
-            self.files.append((path, root))
+        rel = _inside(real, os.path.realpath(root))
+        if rel is None:
+            if not self.follow_external_links:
+                self.failed.append(_external(path, real, root))
+                return
+            rel = path.relative_to(root).as_posix()
+        else:
+            if not named and any(part.startswith(".") for part in rel.split("/")):
+                return  # a link into a hidden directory reaches nothing walking would
+            path = root / rel
+        wanted = _wanted(Path(rel).name, None, self.exclude) if named else \
+            _wanted(rel, self.include, self.exclude)
+        if not wanted or real in self._seen_files:
+            return
+        if not named and self.supported is not None and not self.supported(path):
+            # Images, stylesheets, Makefile, LICENSE: part of a docs folder, not documents.
+            # Counted, not failed; a file named explicitly still fails.
+            self.skipped[SKIPPED_UNSUPPORTED] = self.skipped.get(SKIPPED_UNSUPPORTED, 0) + 1
+            return
+        self._seen_files.add(real)
+        self.files.append((path, root))
 
     def walk(self, directory: Path, root: Path, ancestors: dict[tuple[int, int], Path]) -> None:
         try:
@@ -145,15 +188,6 @@ class _Walker:
             if stat.S_ISDIR(st.st_mode):
                 self.enter(path, root, st, ancestors)
             elif stat.S_ISREG(st.st_mode):
-                relpath = path.relative_to(root).as_posix()
-                if not _wanted(relpath, self.include, self.exclude):
-                    continue
-                if self.supported is not None and not self.supported(path):
-                    # Images, stylesheets, Makefile, LICENSE: part of a docs folder, not
-                    # documents. Counted, not failed; a file named explicitly still fails.
-                    reason = SKIPPED_UNSUPPORTED
-                    self.skipped[reason] = self.skipped.get(reason, 0) + 1
-                    continue
                 self.add_file(path, root)
             # Sockets, FIFOs and devices inside a tree are not documents; skip them quietly.
 
@@ -166,6 +200,11 @@ class _Walker:
                 FailedInput(str(path), f"symlink loop: leads back to {ancestors[key]}")
             )
             return
+        real = os.path.realpath(path)
+        if (ancestors and not self.follow_external_links
+                and _inside(real, os.path.realpath(root)) is None):
+            self.failed.append(_external(path, real, root))
+            return
         if key in self._seen_dirs:
             return
         self._seen_dirs.add(key)
@@ -177,24 +216,29 @@ def discover(
     *,
     include: list[str] | None = None,
     exclude: list[str] | None = None,
+    follow_external_links: bool = False,
     supported: Callable[[Path], bool] | None = None,
     skipped: dict[str, int] | None = None,
 ) -> tuple[list[tuple[Path, Path]], list[FailedInput]]:
     """Expand files and directories into ``(file, root)`` pairs, plus per-path failures.
 
-    Directories are walked recursively in sorted order, following symlinks (a link back to
-    an ancestor is reported once as a symlink loop); entries whose name starts with ``.``
-    are skipped. ``root`` is the directory argument a file was found under, or the parent of
-    a file argument, so callers can form the path relative to it. ``include``/``exclude``
-    are globs (see :func:`glob_match`) on that relative path; a file named explicitly is
-    taken whatever ``include`` says, but ``exclude`` still applies. Each file is returned at
-    most once, for the first argument that reached it.
+    Directories are walked recursively in sorted order (a link back to an ancestor is
+    reported once as a symlink loop); entries whose name starts with ``.`` are skipped.
+    ``root`` is the directory argument a file was found under, or the parent of a file
+    argument, so callers can form the path relative to it. Symlinks are resolved: a link
+    to a file or directory inside ``root`` yields its target's path (once, however many
+    links reach it); a link whose target lies outside ``root`` is a failure naming the link
+    and its target, unless ``follow_external_links``, when it is taken under the link's
+    path. ``include``/``exclude`` are globs (see :func:`glob_match`) on the resolved path
+    relative to ``root``; a file named explicitly is taken whatever ``include`` says, but
+    ``exclude`` still applies. Each file is returned at most once, for the first argument
+    that reached it.
 
     With ``supported``, a file found inside a directory that it rejects is not returned but
     counted in ``skipped`` by reason (``"unsupported type"``); a file argument is always
     returned, so the reader can say why it cannot be read.
     """
-    walker = _Walker(include, exclude, supported)
+    walker = _Walker(include, exclude, follow_external_links, supported)
     for path in paths:
         try:
             st = os.stat(path)
@@ -203,10 +247,10 @@ def discover(
             continue
         if stat.S_ISDIR(st.st_mode):
             walker.enter(path, path, st, {})
-        elif _wanted(path.name, None, exclude):
+        else:
             # Anything else named explicitly (even a FIFO) goes to the readers, which say
             # exactly why it cannot be read instead of dropping it without a word.
-            walker.add_file(path, path.parent)
+            walker.add_file(path, path.parent, named=True)
     if skipped is not None:
         for reason, count in walker.skipped.items():
             skipped[reason] = skipped.get(reason, 0) + count

@@ -9,11 +9,13 @@ old chunks in one transaction. Every bad file or record becomes one entry in
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import json
+import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +32,8 @@ from glassrag.store.database import NewDocument, Store
 from glassrag.text.analysis import analyze
 
 # Part of every fingerprint: bump when analysis or chunking output changes for the same input,
-# so the next ingest re-processes everything.
+# so the next ingest re-processes everything. 2: the docs chunker (heading paths in the indexed
+# text) and documents recording where their roles came from.
 PIPELINE_VERSION = "2"
 
 Progress = Callable[[int, int], None]
@@ -38,11 +41,26 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class IngestOptions:
+    """One ingest call's options (see :meth:`glassrag.KnowledgeBase.ingest`)."""
+
     roles: tuple[str, ...] = ()
     chunker: str | None = None
     prune: bool = False
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    # None: ``[ingest] follow_external_links`` decides.
+    follow_external_links: bool | None = None
+    # Let a document take over a doc_id stored from another file.
+    replace: bool = False
+    # Put before every doc_id this call produces, e.g. "hr/".
+    id_prefix: str = ""
+
+
+# Where a document's roles came from, in order of precedence.
+ORIGIN_DOCUMENT = "document"
+ORIGIN_RULE = "rule"
+ORIGIN_OPTION = "option"
+ORIGIN_DEFAULT = "default"
 
 
 _OPTION_KEYS: dict[ChunkOptions, str] = {}
@@ -69,11 +87,12 @@ def _chunk_options(settings: Settings) -> ChunkOptions:
     )
 
 
-def _fingerprint(doc: SourceDocument, roles: Sequence[str], chunker: str, options: str,
-                 text_hash: str) -> str:
+def _fingerprint(doc: SourceDocument, roles: Sequence[str], origin: str, chunker: str,
+                 options: str, text_hash: str) -> str:
     """Everything that decides a document's stored chunks and tokens, hashed."""
-    parts = [PIPELINE_VERSION, text_hash, doc.source, doc.title, ",".join(sorted(roles)),
-             chunker, options, str(doc.line_offset), doc.parser]
+    parts = [PIPELINE_VERSION, text_hash, doc.source, doc.title,
+             ",".join(sorted(roles)) + "@" + origin, chunker, options, str(doc.line_offset),
+             doc.parser]
     # JSON only when present: most documents have neither, and dumps is the costly part.
     if doc.metadata:
         parts.append(json.dumps(doc.metadata, ensure_ascii=False, sort_keys=True, default=str))
@@ -121,23 +140,23 @@ def _run_ingest(
     progress: Progress | None,
 ) -> IngestReport:
     started = time.perf_counter()
-    report = IngestReport()
-    if options.chunker is not None:
-        from glassrag.ingest.chunking import CHUNKERS
-
-        if options.chunker not in CHUNKERS:
-            raise InvalidInput(
-                f"unknown chunker {options.chunker!r}; choose one of {', '.join(CHUNKERS)}",
-                field="chunker",
-            )
+    report = IngestReport(default_roles=list(settings.ingest.default_roles))
+    _check_options(options)
     include = list(options.include or settings.ingest.include) or None
     exclude = list(options.exclude or settings.ingest.exclude) or None
-    files, failures = discover([Path(p) for p in paths], include=include, exclude=exclude,
-                               supported=is_supported, skipped=report.skipped)
+    follow = options.follow_external_links
+    files, failures = discover(
+        [Path(p) for p in paths], include=include, exclude=exclude,
+        follow_external_links=settings.ingest.follow_external_links if follow is None else follow,
+        supported=is_supported, skipped=report.skipped,
+    )
     report.failed.extend(failures)
     chunk_options = _chunk_options(settings)
     known = store.fingerprints()
+    retired = store.retired_versions()
     seen: dict[str, str] = {}  # doc_id -> path it came from in this run
+    claimed: set[str] = set()  # doc_ids refused because another file's document holds them
+    stored_origins: dict[str, str] | None = None  # doc_id -> roles origin, for skipped files
     read_ok: set[str] = set()  # files read without a file-level failure
     pending: list[NewDocument] = []
     pending_files: list[tuple[str, str | None, str, list[str]]] = []
@@ -164,10 +183,10 @@ def _run_ingest(
     parse_options = ParseOptions(csv_template=settings.ingest.csv_template or None,
                                  html_extractor=settings.ingest.html_extractor)
     for number, (file, root) in enumerate(files, start=1):
-        relpath = _relpath(file, root)
         resolved = str(file.resolve())
+        rule_roles = rules.match(resolved, link=Path(os.path.abspath(file)))
         file_key = hashlib.sha256(
-            (base_key + "\x1f" + ",".join(rules.roles_for(relpath) or ())).encode()
+            (base_key + "\x1f" + ",".join(rule_roles or ())).encode()
         ).hexdigest()
         digest = _file_digest(file, settings.ingest.max_file_bytes)
         skipped = _skip_unchanged(store, resolved, digest, file_key, known, seen)
@@ -175,6 +194,10 @@ def _run_ingest(
             report.unchanged += len(skipped)
             seen.update(dict.fromkeys(skipped, str(file)))
             read_ok.add(resolved)
+            if stored_origins is None:  # one query for the whole run, only when needed
+                stored_origins = store.roles_origins()
+            _count_origins(report, str(file), (stored_origins.get(d, "") for d in skipped),
+                           rules)
             if progress is not None:
                 progress(number, len(files))
             continue
@@ -189,7 +212,12 @@ def _run_ingest(
             # could be the record that is "missing".
             read_ok.add(resolved)
         produced: list[str] = []
+        origins: list[str] = []
+        misanchored = (rules.misanchored(resolved, root)
+                       if rules.rules and rule_roles is None else None)
         for doc in result.documents:
+            if options.id_prefix:
+                doc = dataclasses.replace(doc, doc_id=options.id_prefix + doc.doc_id)
             if doc.doc_id in seen:
                 report.failed.append(FailedInput(
                     str(file),
@@ -197,10 +225,21 @@ def _run_ingest(
                     "in this run; doc_ids must be unique",
                 ))
                 continue
+            owner = _other_owner(doc, known, options)
+            if owner is not None:
+                claimed.add(doc.doc_id)
+                report.failed.append(FailedInput(str(file), _claimed_message(doc, owner)))
+                continue
             seen[doc.doc_id] = str(file)
             produced.append(doc.doc_id)
+            roles, origin = _roles_for(doc, rule_roles, options, settings)
+            if misanchored is not None and origin != ORIGIN_DOCUMENT:
+                report.failed.append(FailedInput(str(file), f"{doc.doc_id}: {misanchored}"))
+                continue
+            origins.append(origin)
             try:
-                new = _prepare(doc, relpath, settings, rules, options, chunk_options, known)
+                new = _prepare(doc, roles, origin, settings, options, chunk_options, known,
+                               retired)
             except GlassragError as exc:
                 report.failed.append(FailedInput(str(file), f"{doc.doc_id}: {exc.message}"))
                 continue
@@ -216,15 +255,32 @@ def _run_ingest(
             pending.append(new)
             if len(pending) >= settings.ingest.batch_size:
                 flush()
+        _count_origins(report, str(file), origins, rules)
         clean = not result.errors and len(report.failed) == failed_before
         pending_files.append((resolved, digest if clean else None, file_key, produced))
         if progress is not None:
             progress(number, len(files))
     flush()
     if options.prune:
-        report.deleted = _prune(store, files, paths, seen, read_ok)
+        report.deleted = _prune(store, files, paths, seen.keys() | claimed, read_ok)
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _check_options(options: IngestOptions) -> None:
+    if options.chunker is not None:
+        from glassrag.ingest.chunking import CHUNKERS
+
+        if options.chunker not in CHUNKERS:
+            raise InvalidInput(
+                f"unknown chunker {options.chunker!r}; choose one of {', '.join(CHUNKERS)}",
+                field="chunker",
+            )
+    if any(not isinstance(r, str) or not r.strip() for r in options.roles):
+        # A blank role would make documents readable by no one, or (dropped) by everyone.
+        raise InvalidInput("roles: every role must be a non-empty name", field="roles")
+    if options.id_prefix != options.id_prefix.strip():
+        raise InvalidInput("id_prefix must not begin or end with whitespace", field="id_prefix")
 
 
 def _settings_key(settings: Settings, options: IngestOptions, chunk_options: ChunkOptions) -> str:
@@ -233,7 +289,48 @@ def _settings_key(settings: Settings, options: IngestOptions, chunk_options: Chu
         PIPELINE_VERSION, repr(chunk_options), settings.chunking.model_dump_json(),
         ",".join(settings.ingest.default_roles), ",".join(options.roles),
         options.chunker or "", settings.ingest.csv_template, settings.ingest.html_extractor,
+        options.id_prefix,
     ])
+
+
+def _roles_for(doc: SourceDocument, rule_roles: tuple[str, ...] | None,
+               options: IngestOptions, settings: Settings) -> tuple[tuple[str, ...], str]:
+    """A document's roles and where they came from, in order of precedence."""
+    if doc.roles:
+        return doc.roles, ORIGIN_DOCUMENT
+    if rule_roles:
+        return rule_roles, ORIGIN_RULE
+    if options.roles:
+        return options.roles, ORIGIN_OPTION
+    return tuple(settings.ingest.default_roles), ORIGIN_DEFAULT
+
+
+def _count_origins(report: IngestReport, path: str, origins: Iterable[str],
+                   rules: RolesRules) -> None:
+    """Count defaulted documents; list a file whose roles no rule decided while rules exist."""
+    fell_through = False
+    for origin in origins:
+        report.defaulted_roles += int(origin == ORIGIN_DEFAULT)
+        fell_through = fell_through or origin in (ORIGIN_OPTION, ORIGIN_DEFAULT)
+    if fell_through and rules.rules:
+        report.no_rule_matched.append(path)
+
+
+def _other_owner(doc: SourceDocument, known: dict[str, tuple[str, int, str | None, str]],
+                 options: IngestOptions) -> str | None:
+    """The path of another file whose stored document holds ``doc``'s doc_id, if any."""
+    previous = known.get(doc.doc_id)
+    if options.replace or previous is None or not previous[2] or previous[2] == doc.path:
+        return None
+    return previous[2]
+
+
+def _claimed_message(doc: SourceDocument, owner: str) -> str:
+    return (
+        f"doc_id {doc.doc_id!r} already belongs to {owner}; not replaced by {doc.path} "
+        "(pass --replace to replace it, or --id-prefix to give this folder's documents "
+        "their own ids)"
+    )
 
 
 def _file_digest(file: Path, max_bytes: int) -> str | None:
@@ -275,32 +372,16 @@ def _skip_unchanged(store: Store, path: str, digest: str | None, file_key: str,
     return doc_ids
 
 
-def _relpath(file: Path, root: Path) -> str:
-    # The path as discovered (not symlink-resolved): roles.toml globs are written against
-    # the tree a person sees.
-    for candidate, base in ((file, root), (file.resolve(), root.resolve())):
-        try:
-            return candidate.relative_to(base).as_posix()
-        except ValueError:
-            continue
-    return file.name
-
-
 def _prepare(
-    doc: SourceDocument, relpath: str, settings: Settings, rules: RolesRules,
+    doc: SourceDocument, roles: tuple[str, ...], origin: str, settings: Settings,
     options: IngestOptions, chunk_options: ChunkOptions,
-    known: dict[str, tuple[str, int, str | None, str]],
+    known: dict[str, tuple[str, int, str | None, str]], retired: dict[str, int],
 ) -> NewDocument | None:
     """Chunk and analyse one document, or return None when nothing about it changed."""
-    roles = (
-        doc.roles
-        or rules.roles_for(relpath)
-        or options.roles
-        or tuple(settings.ingest.default_roles)
-    )
     chunker = options.chunker or doc.chunker or settings.chunker_for(doc.parser)
     text_hash = content_hash(doc.text)
-    fingerprint = _fingerprint(doc, roles, chunker, _options_key(chunk_options), text_hash)
+    fingerprint = _fingerprint(doc, roles, origin, chunker, _options_key(chunk_options),
+                               text_hash)
     previous = known.get(doc.doc_id)
     if previous is not None and previous[0] == fingerprint and previous[2] == doc.path:
         return None
@@ -313,7 +394,9 @@ def _prepare(
     title_tokens = analyze(doc.title) if doc.title else []
     # A docs chunk's index_text adds its heading path, so the section it sits in is searchable.
     tokens = [title_tokens + analyze(span.index_text or span.text) for span in spans]
-    version = 1
+    # A deleted document that comes back continues its numbering: an old version number
+    # keeps meaning the text (and roles) it was recorded with.
+    version = retired.get(doc.doc_id, 0) + 1
     if previous is not None:
         version = previous[1] if previous[3] == text_hash else previous[1] + 1
     document = Document(
@@ -323,11 +406,12 @@ def _prepare(
         line_offset=doc.line_offset, metadata=dict(doc.metadata),
     )
     return NewDocument(document=document, text=doc.text, fingerprint=fingerprint,
-                       spans=spans, tokens=tokens, positions=dict(doc.positions))
+                       spans=spans, tokens=tokens, positions=dict(doc.positions),
+                       roles_origin=origin)
 
 
 def _prune(store: Store, files: Sequence[tuple[Path, Path]], paths: Sequence[str | Path],
-           seen: dict[str, str], read_ok: set[str]) -> int:
+           seen: Collection[str], read_ok: set[str]) -> int:
     """Delete documents that came from under ``paths`` and were not produced this run.
 
     A document is only pruned when its file is gone or was read cleanly without it (a record

@@ -317,15 +317,32 @@ def _take_fields(data: dict[str, Any], csv_roles: bool) -> dict[str, Any]:
             raise ValueError(f"'{key}' must be a non-empty string")
         if value is not None:
             fields[key] = value.strip()
-    roles = data.pop("roles", None)
-    if csv_roles and isinstance(roles, str):
-        roles = roles.split(",")
-    if roles is not None:
-        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
-            hint = " or a comma-separated string" if csv_roles else ""
-            raise ValueError(f"'roles' must be a list of strings{hint}")
-        fields["roles"] = tuple(dict.fromkeys(r.strip() for r in roles if r.strip()))
+    if "roles" in data:
+        fields["roles"] = _explicit_roles(data.pop("roles"), csv_roles)
     return fields
+
+
+def _explicit_roles(roles: Any, csv_roles: bool) -> tuple[str, ...]:
+    """The roles a document names itself, checked.
+
+    A ``roles`` key that is present but names no role (``[]``, ``""``, ``null``, ``[" "]``)
+    is an error, never "no roles": falling back to the default role would publish a document
+    whose author meant to restrict it.
+    """
+    hint = " or a comma-separated string" if csv_roles else ""
+    if csv_roles and isinstance(roles, str):
+        # "hr, finance," is a comma list with a trailing comma, not a blank role.
+        roles = [r for r in roles.split(",") if r.strip()]
+    if roles is None:
+        raise ValueError("'roles' is empty (null); name at least one role or remove the key")
+    if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+        raise ValueError(f"'roles' must be a list of strings{hint}")
+    if not roles:
+        raise ValueError("'roles' is empty; name at least one role or remove the key")
+    blank = next((n for n, r in enumerate(roles, start=1) if not r.strip()), None)
+    if blank is not None:
+        raise ValueError(f"'roles' entry {blank} is blank; every role must be a non-empty name")
+    return tuple(dict.fromkeys(r.strip() for r in roles))
 
 
 def _read_markdown(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:

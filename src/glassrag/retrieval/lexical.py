@@ -66,16 +66,32 @@ class LexicalIndex:
         self.directory = directory
         self.schema = _schema()
         state = self._read_state()
-        if state.get("format") != INDEX_FORMAT and directory.exists():
-            # Unknown or damaged layout: throw it away; it is rebuilt from SQLite.
-            shutil.rmtree(directory)
-            state = {}
-        directory.mkdir(parents=True, exist_ok=True)
+        if state.get("format") != INDEX_FORMAT:
+            state = self._create()
         self.index = tantivy.Index(self.schema, path=str(directory), reuse=True)
         self.applied_seq = int(state.get("applied_seq", 0))
         self._searcher: tantivy.Searcher | None = None
         # {roleset id: (chunks, tokens)} until the next reload, for readable-set BM25.
         self._totals: dict[int, tuple[int, int]] | None = None
+
+    def _create(self) -> dict[str, int]:
+        """Make a new, empty index (replacing an unknown or damaged layout; it is rebuilt
+        from SQLite) and return its state.
+
+        Under the index lock, and the state is written before the lock is let go: another
+        process opening the same knowledge base at the same moment then finds a complete
+        index and uses it, instead of deleting the one this process is creating.
+        """
+        with self._locked():
+            state = self._read_state()
+            if state.get("format") == INDEX_FORMAT:
+                return state  # another process created it while we waited
+            if self.directory.exists():
+                shutil.rmtree(self.directory)
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tantivy.Index(self.schema, path=str(self.directory), reuse=True)
+            self._write_state(0)
+            return {"format": INDEX_FORMAT, "applied_seq": 0}
 
     # -- state -------------------------------------------------------------------------
     def _read_state(self) -> dict[str, int]:

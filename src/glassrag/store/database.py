@@ -121,6 +121,20 @@ MIGRATIONS: tuple[str, ...] = (
         revoked_at TEXT
     );
     """,
+    # 6: the roles of every document version, so an old version is only ever served to a
+    # caller its own roles allow; and where a document's roles came from (the document
+    # itself, a roles rule, the ingest option or the default), for the ingest report.
+    # Versions recorded before this migration get the roles of the document only when they
+    # are its current version; older ones keep NULL, which no role can read.
+    """
+    ALTER TABLE document_history ADD COLUMN roles TEXT;
+    UPDATE document_history SET roles = (
+        SELECT d.roles FROM documents d WHERE d.doc_id = document_history.doc_id
+        AND d.version = document_history.version
+        AND d.content_hash = document_history.content_hash
+    );
+    ALTER TABLE documents ADD COLUMN roles_origin TEXT NOT NULL DEFAULT '';
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -145,6 +159,8 @@ class NewDocument:
     spans: Sequence[ChunkSpan]
     tokens: Sequence[Sequence[str]]
     positions: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Where the roles came from: "document", "rule", "option" or "default".
+    roles_origin: str = ""
 
 
 class Store:
@@ -154,10 +170,12 @@ class Store:
         # always under its own lock.
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
+        # The busy timeout first: switching to WAL needs a lock another process opening the
+        # same new knowledge base may hold for a moment.
+        self.db.execute("PRAGMA busy_timeout=10000")
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA busy_timeout=10000")
         self._migrate()
 
     def _migrate(self) -> None:
@@ -172,6 +190,11 @@ class Store:
         for number in range(version, SCHEMA_VERSION):
             self.db.execute("BEGIN IMMEDIATE")
             try:
+                # Another process may have applied this migration while we waited for the
+                # write lock: re-read the version inside the transaction.
+                if self.db.execute("PRAGMA user_version").fetchone()[0] > number:
+                    self.db.execute("COMMIT")
+                    continue
                 for statement in _split_sql(MIGRATIONS[number]):
                     self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version={number + 1}")
@@ -222,8 +245,10 @@ class Store:
             # ingest order that the ``terms`` scorer uses to break ties (seed 001).
             "INSERT INTO documents(doc_id, source, title, roles, content_hash,"
             " version, parser, chunker, chunk_count, path, encoding, line_offset, metadata,"
-            " fingerprint, updated_at, positions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " fingerprint, updated_at, positions, roles_origin)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
             " ON CONFLICT(doc_id) DO UPDATE SET positions=excluded.positions,"
+            " roles_origin=excluded.roles_origin,"
             " source=excluded.source, title=excluded.title,"
             " roles=excluded.roles, content_hash=excluded.content_hash,"
             " version=excluded.version, parser=excluded.parser, chunker=excluded.chunker,"
@@ -233,10 +258,13 @@ class Store:
             [_document_row(n, at) for n in batch],
         )
         db.executemany(
-            "INSERT OR IGNORE INTO document_history(doc_id, version, content_hash, recorded_at)"
-            " VALUES (?, ?, ?, ?)",
-            [(n.document.doc_id, n.document.version, n.document.content_hash, at)
-             for n in batch],
+            # Same version, new roles (the text did not change): the version takes the roles
+            # it is now stored under.
+            "INSERT INTO document_history(doc_id, version, content_hash, recorded_at, roles)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(doc_id, version) DO UPDATE SET"
+            " roles=excluded.roles WHERE content_hash=excluded.content_hash",
+            [(n.document.doc_id, n.document.version, n.document.content_hash, at,
+              json.dumps(list(n.document.roles))) for n in batch],
         )
         db.executemany(
             "INSERT INTO chunks(chunk_id, doc_id, ordinal, text, tokens, line_start, line_end,"
@@ -300,12 +328,35 @@ class Store:
         return row[0] if row else None
 
     def history(self, doc_id: str) -> list[dict[str, Any]]:
+        """Every recorded version of a document: version, content_hash, recorded_at and
+        roles (None for a version recorded before roles were kept per version)."""
         rows = self.db.execute(
-            "SELECT version, content_hash, recorded_at FROM document_history"
+            "SELECT version, content_hash, recorded_at, roles FROM document_history"
             " WHERE doc_id = ? ORDER BY version",
             (doc_id,),
         )
-        return [dict(r) for r in rows]
+        return [{**dict(r), "roles": None if r["roles"] is None else json.loads(r["roles"])}
+                for r in rows]
+
+    def versions_with_hash(self, content_hash: str) -> list[tuple[str, tuple[str, ...] | None]]:
+        """``(doc_id, roles)`` of every recorded document version with this text."""
+        rows = self.db.execute(
+            "SELECT doc_id, roles FROM document_history WHERE content_hash = ?", (content_hash,)
+        )
+        return [(r[0], None if r[1] is None else tuple(json.loads(r[1]))) for r in rows]
+
+    def retired_versions(self) -> dict[str, int]:
+        """doc_id -> highest recorded version, for documents deleted since: a document that
+        comes back continues its numbering instead of reusing an old version number."""
+        rows = self.db.execute(
+            "SELECT doc_id, MAX(version) FROM document_history"
+            " WHERE doc_id NOT IN (SELECT doc_id FROM documents) GROUP BY doc_id"
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def roles_origins(self) -> dict[str, str]:
+        """doc_id -> where its stored roles came from ("" if stored before this was kept)."""
+        return dict(self.db.execute("SELECT doc_id, roles_origin FROM documents").fetchall())
 
     def chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, Chunk]:
         return {rowid: chunk for rowid, (chunk, _) in self.chunks_with_tokens(rowids).items()}
@@ -392,6 +443,7 @@ def _document_row(new: NewDocument, at: str) -> tuple[Any, ...]:
         json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}",
         new.fingerprint, at,
         json.dumps({k: list(v) for k, v in new.positions.items()}) if new.positions else "{}",
+        new.roles_origin,
     )
 
 

@@ -125,6 +125,18 @@ def ingest(
     embedder: str | None = typer.Option(
         None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
     ),
+    follow_external_links: bool | None = typer.Option(
+        None, "--follow-external-links/--no-follow-external-links",
+        help="Ingest symlink targets outside the ingested directory [default: "
+        "[ingest] follow_external_links, false]", show_default=False,
+    ),
+    replace: bool = typer.Option(
+        False, "--replace", help="Let these files replace documents stored from other files "
+        "under the same doc_id"
+    ),
+    id_prefix: str = typer.Option(
+        "", "--id-prefix", help="Put this before every doc_id of this ingest, e.g. hr/"
+    ),
 ) -> None:
     """Ingest files and directories (.md, .rst, .txt, .jsonl, \\[doc:name] sectioned text; PDF,
     Word, PowerPoint, HTML, e-mail, CSV: see docs/formats.md)."""
@@ -141,9 +153,15 @@ def ingest(
             def tick(done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total)
 
+            def waiting() -> None:
+                err.print(f"waiting for another writer to finish with {kb.path} ...",
+                          markup=False)
+
             report = kb.ingest(
                 paths, roles=role_list, chunker=chunker, prune=prune,
                 include=include, exclude=exclude, progress=tick, embedder=embedder,
+                follow_external_links=follow_external_links, replace=replace,
+                id_prefix=id_prefix, on_wait=waiting,
             )
         kb.close()
     if as_json:
@@ -158,6 +176,7 @@ def ingest(
         if report.skipped:
             reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items()))
             out.print(f"skipped {sum(report.skipped.values())} files ({reasons})", markup=False)
+        _print_roles_notes(report)
         for failure in report.failed:
             err.print(f"failed: {failure.path}: {failure.error}", markup=False, style="red")
     if report.failed:
@@ -331,6 +350,20 @@ def docs_rm(doc_ids: list[str]) -> None:
                 out.print(f"removed {doc_id}", markup=False)
         finally:
             kb.close()
+
+
+def _print_roles_notes(report: Any) -> None:
+    """Say how many documents got the default roles, and which files no roles rule
+    covered: both are how a document ends up readable by more people than meant."""
+    if report.defaulted_roles:
+        out.print(f"default roles ({', '.join(report.default_roles)}) given to "
+                  f"{report.defaulted_roles} documents that name none", markup=False)
+    unmatched = report.no_rule_matched
+    if unmatched:
+        shown = ", ".join(unmatched[:10]) + (f" and {len(unmatched) - 10} more"
+                                             if len(unmatched) > 10 else "")
+        out.print(f"no rule in roles.toml matched {len(unmatched)} files: {shown}",
+                  markup=False)
 
 
 def _print_parser_counts(parsers: dict[str, dict[str, int]]) -> None:
