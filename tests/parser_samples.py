@@ -132,3 +132,36 @@ def make_zip(entries: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED)
         for name, data in entries.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+def make_docx_table(rows: int, cols: int, text: str = "") -> bytes:
+    """A Word file holding one ``rows`` x ``cols`` table (cells empty unless ``text``).
+
+    python-docx writes the package; the table XML is generated directly, since building a
+    large table cell by cell through python-docx takes seconds.
+    """
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Quarterly grid")
+    document.add_table(rows=1, cols=1)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    width = 9000 // cols
+    cell = (f'<w:tc><w:tcPr><w:tcW w:w="{width}" w:type="dxa"/></w:tcPr><w:p>'
+            + (f"<w:r><w:t>{text}</w:t></w:r>" if text else "") + "</w:p></w:tc>")
+    grid = "".join(f'<w:gridCol w:w="{width}"/>' for _ in range(cols))
+    table = (f'<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr>'
+             f"<w:tblGrid>{grid}</w:tblGrid>" + ("<w:tr>" + cell * cols + "</w:tr>") * rows
+             + "</w:tbl>")
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as src, \
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "word/document.xml":
+                xml = data.decode("utf-8")
+                start, end = xml.index("<w:tbl>"), xml.index("</w:tbl>") + len("</w:tbl>")
+                data = (xml[:start] + table + xml[end:]).encode("utf-8")
+            dst.writestr(info.filename, data)
+    return out.getvalue()

@@ -15,7 +15,7 @@ from functools import partial
 
 from glassrag.errors import GlassragError, InputFileError
 from glassrag.parsers import mail, pdf, slides, table, webpage, word
-from glassrag.parsers.base import Limits, Parsed, ParseOptions
+from glassrag.parsers.base import Limits, Parsed, ParseOptions, failure_reason
 
 __all__ = [
     "PARSERS", "Limits", "ParseOptions", "Parsed", "Parser", "parse_bytes", "parser_for",
@@ -63,15 +63,10 @@ def parse_bytes(parser: Parser, raw: bytes, stem: str, options: ParseOptions) ->
         return parser.parse(raw, stem, options)
     except GlassragError:
         raise
-    except RecursionError:
-        raise InputFileError(f"cannot parse {parser.label}: structure nested too deeply") from None
-    except MemoryError:
-        raise InputFileError(f"cannot parse {parser.label}: out of memory") from None
+    except (RecursionError, MemoryError) as exc:
+        raise InputFileError(f"cannot parse {parser.label}: {failure_reason(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - any library failure is a bad-file error
-        detail = str(exc).strip() or type(exc).__name__
-        if len(detail) > 200:
-            detail = detail[:197] + "..."
-        raise InputFileError(f"cannot parse {parser.label}: {detail}") from exc
+        raise InputFileError(f"cannot parse {parser.label}: {failure_reason(exc)}") from exc
 
 
 def position_runs(
