@@ -55,13 +55,13 @@ def samples() -> dict[str, bytes]:
         "jsonl": (json.dumps({"doc_id": "a", "text": "Alpha.", "metadata": {"k": [1, {"x": 2}]}})
                   + "\n" + json.dumps({"doc_id": "b", "text": "Beta.", "roles": ["hr"]})
                   + "\n").encode(),
-        "pdf": make_pdf([["Page one text."], ["Page two."]], title="T"),
+        "pdf": make_pdf([["Page one text.", "@1 1 1 rg", "white"], ["Page two."]], title="T"),
         "docx": docx,
         "pptx": pptx,
         "html": b"<!doctype html><html lang=en><head><title>T</title></head><body><main>"
                 b"<h1>Title</h1><p class=a>Para <b>bold</b>.</p><div hidden>h</div>"
                 b"<table><tr><td>a</td><td>b</td></tr></table><pre>  x</pre></main></body></html>",
-        "eml": make_eml(html="<p>Hi <span>x</span></p>"),
+        "eml": make_eml(html="<p>Hi <span style='display:none'>x</span></p>"),
         "csv": b"name,year,summary\nAda,1843,Notes\n\"Alan\",1936,\"On, computable\"\n",
         "tsv": b"name\tyear\nAda\t1843\nAlan\t1936\n",
     }

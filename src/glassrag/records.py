@@ -199,6 +199,8 @@ class IngestReport:
     took_ms: float = 0.0
     # Per parser name ("markdown", "pdf", ...): files it read and chunks written from them.
     parsers: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Per file: hidden pieces (HTML elements, PDF text runs, Word paragraphs) left out.
+    hidden_dropped: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -213,6 +215,8 @@ class IngestReport:
             "chunks": self.chunks,
             "failed": [{"path": f.path, "error": f.error} for f in self.failed],
             "parsers": {name: dict(counts) for name, counts in sorted(self.parsers.items())},
+            "hidden_dropped": {"total": sum(self.hidden_dropped.values()),
+                               "files": dict(self.hidden_dropped)},
             "took_ms": round(self.took_ms, 1),
         }
 

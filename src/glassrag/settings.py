@@ -37,6 +37,7 @@ class IngestSettings(_Section):
     exclude: list[str] = Field(default_factory=list)
     csv_template: str = ""
     html_extractor: Literal["builtin", "trafilatura"] = "builtin"
+    keep_hidden: bool = False
 
 
 class ChunkingSettings(_Section):
@@ -203,6 +204,10 @@ csv_template = ""
 # <article>, else <body>) or "trafilatura" (its main-content extraction; needs the
 # [parsers] extra).
 # html_extractor = "builtin"
+# Content a reader never sees (HTML hidden, aria-hidden or display:none; invisible, white
+# or transparent PDF text; hidden Word runs) can carry prompt injections: it is dropped and
+# counted in the report ("hidden_dropped"). true keeps it.
+keep_hidden = false
 
 [chunking]
 # Default strategy per input kind: structure | sentences | punctuation | window

@@ -159,8 +159,7 @@ def _run_ingest(
         crash_point("ingest.after_commit")
 
     base_key = _settings_key(settings, options, chunk_options)
-    parse_options = ParseOptions(csv_template=settings.ingest.csv_template or None,
-                                 html_extractor=settings.ingest.html_extractor)
+    parse_options = _parse_options(settings)
     for number, (file, root) in enumerate(files, start=1):
         relpath = _relpath(file, root)
         resolved = str(file.resolve())
@@ -179,6 +178,8 @@ def _run_ingest(
         result = read_file(file, root=root, max_bytes=settings.ingest.max_file_bytes,
                            parse_options=parse_options)
         report.failed.extend(result.errors)
+        if result.hidden_dropped:
+            report.hidden_dropped[str(file)] = result.hidden_dropped
         for parser in {doc.parser for doc in result.documents}:
             report.parsers.setdefault(parser, {"files": 0, "chunks": 0})["files"] += 1
         failed_before = len(report.failed)
@@ -225,12 +226,20 @@ def _run_ingest(
     return report
 
 
+def _parse_options(settings: Settings) -> ParseOptions:
+    """The parsers' options from ``[ingest]``."""
+    s = settings.ingest
+    return ParseOptions(csv_template=s.csv_template or None, html_extractor=s.html_extractor,
+                        keep_hidden=s.keep_hidden)
+
+
 def _settings_key(settings: Settings, options: IngestOptions, chunk_options: ChunkOptions) -> str:
     """Everything besides a file's bytes and its roles rule that decides its documents."""
     return "\x1f".join([
         PIPELINE_VERSION, repr(chunk_options), settings.chunking.model_dump_json(),
         ",".join(settings.ingest.default_roles), ",".join(options.roles),
         options.chunker or "", settings.ingest.csv_template, settings.ingest.html_extractor,
+        str(settings.ingest.keep_hidden),
     ])
 
 

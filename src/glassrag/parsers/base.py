@@ -50,11 +50,14 @@ class Limits:
 class ParseOptions:
     """Knobs of the parsers. ``csv_template`` renders one CSV/TSV row; ``html_extractor``
     picks how web pages become text: ``builtin`` (selectolax) or ``trafilatura`` (see
-    docs/formats.md)."""
+    docs/formats.md); ``keep_hidden`` keeps content a reader never sees."""
 
     csv_template: str | None = None
     html_extractor: Literal["builtin", "trafilatura"] = "builtin"
     limits: Limits = field(default_factory=Limits)
+    # Hidden content (HTML hidden by attribute or inline style, invisible or white PDF text,
+    # hidden Word runs) is dropped and counted unless this is set.
+    keep_hidden: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class Parsed:
     positions: dict[str, tuple[int, ...]] = field(default_factory=dict)
     line_offset: int = 0
     encoding: str | None = None
+    # Hidden pieces left out of ``text``: HTML elements, PDF text runs, Word paragraphs.
+    hidden_dropped: int = 0
 
 
 def failure_reason(exc: BaseException) -> str:

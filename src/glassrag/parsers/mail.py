@@ -89,7 +89,8 @@ def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
 
         converted = html_to_text(content, subject or stem, options)
         return Parsed(text=converted.text, title=subject or converted.title,
-                      metadata=metadata, positions=converted.positions)
+                      metadata=metadata, positions=converted.positions,
+                      hidden_dropped=converted.hidden_dropped)
     out = TextBuilder(options.limits)
     out.add(content, keep_spaces=True)
     text, positions = out.build()

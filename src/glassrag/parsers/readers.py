@@ -66,6 +66,8 @@ class ReadResult:
 
     documents: list[SourceDocument] = field(default_factory=list)
     errors: list[FailedInput] = field(default_factory=list)
+    # Hidden pieces the parser left out (ParseOptions.keep_hidden keeps them).
+    hidden_dropped: int = 0
 
 
 @dataclass
@@ -212,6 +214,7 @@ def _dispatch(path: Path, suffix: str, max_bytes: int, options: ParseOptions, ct
         if parser is not None:
             parsed = parse_bytes(parser, raw, path.stem, options)
             ctx.encoding = parsed.encoding
+            result.hidden_dropped = parsed.hidden_dropped
             result.documents.append(ctx.doc(
                 parsed.text, title=parsed.title, parser=parser.name,
                 metadata=parsed.metadata, positions=parsed.positions,

@@ -8,6 +8,11 @@ or with more than ``Limits.max_html_attributes`` attributes on one element, and 
 blocks are cut out before parsing. The tree is walked with an explicit stack: no recursion,
 whatever the depth.
 
+Content a reader of the page never sees (the ``hidden`` attribute, ``aria-hidden="true"``,
+an inline ``display: none`` or ``visibility: hidden``) is dropped unless
+``ParseOptions.keep_hidden``, and counted in ``Parsed.hidden_dropped``: such text is where
+prompt injections hide.
+
 With ``ParseOptions.html_extractor == "trafilatura"`` web pages go through trafilatura's
 main-content extraction instead (headings kept as ``#`` lines); the same pre-scan runs first.
 HTML-only e-mail bodies always use the builtin path.
@@ -52,6 +57,7 @@ _TAG = re.compile(
     rf"|<(/?)([a-zA-Z][\w:-]*){_ATTRS}",
     re.IGNORECASE | re.DOTALL,
 )
+_HIDDEN_SELECTOR = "[hidden], [aria-hidden], [style]"
 _VALUE = re.compile(r"""=\s*(?:"[^"]*"|'[^']*'|[^\s>]*)""")
 _NAME = re.compile(r"[^\s/>]+")
 _SELECT = re.compile(r"<select\b.*?(?:</select\s*>|\Z)", re.IGNORECASE | re.DOTALL)
@@ -99,6 +105,33 @@ def check_markup(html: str, limits: Limits) -> None:
         if depth > depth_cap:
             raise InputFileError(
                 f"HTML is nested deeper than {depth_cap} elements; browsers stop there")
+
+
+def _is_hidden(attributes: dict[str, str | None]) -> bool:
+    """Whether an element's own attributes keep it from being shown (or read aloud)."""
+    if "hidden" in attributes or (attributes.get("aria-hidden") or "").strip().lower() == "true":
+        return True
+    for declaration in (attributes.get("style") or "").lower().split(";"):
+        name, _, value = declaration.partition(":")
+        value = value.replace("!important", "").strip()
+        if (name.strip(), value) in (("display", "none"), ("visibility", "hidden"),
+                                     ("visibility", "collapse")):
+            return True
+    return False
+
+
+def drop_hidden(tree: Any) -> int:
+    """Remove hidden elements from a lexbor tree; return how many of them held text.
+
+    Innermost first (the reverse of document order), so a hidden element inside another is
+    counted once and no handle to an already removed node is ever used.
+    """
+    dropped = 0
+    for node in reversed(tree.css(_HIDDEN_SELECTOR)):
+        if _is_hidden(node.attributes):
+            dropped += bool(node.text(deep=True).strip())
+            node.decompose()
+    return dropped
 
 
 def _lexbor() -> Any:
@@ -196,6 +229,7 @@ def html_to_text(html: str, stem: str, options: ParseOptions, parser: Any = None
     parser = parser or _lexbor()
     check_markup(html, options.limits)
     tree = parser(_SELECT.sub(" ", html))
+    hidden = 0 if options.keep_hidden else drop_hidden(tree)
     root = tree.css_first("main") or tree.css_first("article") or tree.body or tree.root
     out = TextBuilder(options.limits)
     walker = _Walker(out)
@@ -215,7 +249,7 @@ def html_to_text(html: str, stem: str, options: ParseOptions, parser: Any = None
         if name in ("description", "author") and meta.attributes.get("content"):
             metadata[name] = meta.attributes["content"]
     return Parsed(text=text, title=title or walker.first_heading or stem,
-                  metadata=metadata, positions=positions)
+                  metadata=metadata, positions=positions, hidden_dropped=hidden)
 
 
 def trafilatura_to_text(html: str, stem: str, options: ParseOptions) -> Parsed:
@@ -227,6 +261,11 @@ def trafilatura_to_text(html: str, stem: str, options: ParseOptions) -> Parsed:
         raise MissingExtra("trafilatura", "parsers") from None
     check_markup(html, options.limits)
     html = _SELECT.sub(" ", html)
+    hidden = 0
+    if not options.keep_hidden:
+        tree = _lexbor()(html)
+        hidden = drop_hidden(tree)
+        html = (tree.html or "") if hidden else html
     # "txt" with formatting is trafilatura's markdown (``# heading``, ``- item``, tables as
     # ``| a | b |``); it exists in every version the extra allows, unlike "markdown".
     extracted = trafilatura.extract(
@@ -253,4 +292,4 @@ def trafilatura_to_text(html: str, stem: str, options: ParseOptions) -> Parsed:
         title = next((line.lstrip("#").strip() for line in text.split("\n")
                       if line.startswith("#")), "") or stem
     return Parsed(text=text, title=" ".join(title.split()), metadata=metadata,
-                  positions=positions)
+                  positions=positions, hidden_dropped=hidden)

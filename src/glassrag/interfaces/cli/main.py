@@ -153,6 +153,8 @@ def ingest(
             f"({report.took_ms:.0f} ms)"
         )
         _print_parser_counts(report.parsers)
+        for path, count in sorted(report.hidden_dropped.items()):
+            out.print(f"hidden content dropped: {path}: {count}", markup=False)
         for failure in report.failed:
             err.print(f"failed: {failure.path}: {failure.error}", markup=False, style="red")
     if report.failed:
