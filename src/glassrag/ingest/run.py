@@ -22,7 +22,7 @@ from glassrag.faults import crash_point
 from glassrag.ingest.chunking import ChunkOptions, chunk_text
 from glassrag.ingest.discovery import discover
 from glassrag.ingest.roles_rules import RolesRules
-from glassrag.parsers import ParseOptions
+from glassrag.parsers import Budget, ParseOptions
 from glassrag.parsers.readers import read_file
 from glassrag.records import Document, FailedInput, IngestReport, SourceDocument
 from glassrag.settings import Settings
@@ -227,10 +227,11 @@ def _run_ingest(
 
 
 def _parse_options(settings: Settings) -> ParseOptions:
-    """The parsers' options from ``[ingest]``."""
+    """The parsers' options from ``[ingest]``, the per-file parse budget included."""
     s = settings.ingest
+    budget = Budget(s.parse_timeout, s.parse_memory_mb) if s.parse_in_subprocess else None
     return ParseOptions(csv_template=s.csv_template or None, html_extractor=s.html_extractor,
-                        keep_hidden=s.keep_hidden)
+                        keep_hidden=s.keep_hidden, budget=budget)
 
 
 def _settings_key(settings: Settings, options: IngestOptions, chunk_options: ChunkOptions) -> str:

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from glassrag.errors import InputFileError
 
 __all__ = [
-    "Limits", "ParseOptions", "Parsed", "TextBuilder", "clean_text", "failure_reason", "wrap",
+    "Budget", "Limits", "ParseOptions", "Parsed", "TextBuilder", "clean_text", "failure_reason",
+    "wrap",
 ]
 
 
@@ -47,6 +48,16 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """What parsing one file may take: wall-clock seconds and megabytes of memory beyond
+    what the parser helper process holds when idle (``[ingest] parse_timeout`` and
+    ``parse_memory_mb``)."""
+
+    seconds: float = 30.0
+    memory_mb: int = 2048
+
+
+@dataclass(frozen=True)
 class ParseOptions:
     """Knobs of the parsers. ``csv_template`` renders one CSV/TSV row; ``html_extractor``
     picks how web pages become text: ``builtin`` (selectolax) or ``trafilatura`` (see
@@ -58,6 +69,9 @@ class ParseOptions:
     # Hidden content (HTML hidden by attribute or inline style, invisible or white PDF text,
     # hidden Word runs) is dropped and counted unless this is set.
     keep_hidden: bool = False
+    # With a budget, parsing runs in the helper process of .worker (POSIX only); without
+    # one, in the calling process with no bound beyond ``limits``.
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True)
