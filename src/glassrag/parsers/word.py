@@ -15,6 +15,7 @@ from typing import Any
 from glassrag.errors import MissingExtra
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
 from glassrag.parsers.office import WORD_MAIN, sniff_ooxml
+from glassrag.parsers.word_tables import table_rows
 
 LABEL = "Word document (.docx)"
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -47,25 +48,9 @@ def _drop_hidden_runs(body: Any) -> int:
     return len(paragraphs)
 
 
-def _blank_row(tr: Any) -> bool:
-    """Whether a row certainly renders no text: none of its own, and no vertical merge that
-    repeats the text of a cell above. Such rows skip python-docx's cell walk (~100 us a
-    cell: a 300 x 300 table of empty cells took 10 s)."""
-    return not tr.xpath("boolean(.//w:t[normalize-space()] | .//w:noBreakHyphen | .//w:vMerge)")
-
-
 def _table(table: Any, out: TextBuilder) -> None:
     out.blank()
-    for row in table.rows:
-        if _blank_row(row._tr):
-            continue
-        cells: list[str] = []
-        previous = None
-        for cell in row.cells:
-            if cell._tc is previous:  # a merged cell repeats across the columns it spans
-                continue
-            previous = cell._tc
-            cells.append(" ".join(cell.text.split()))
+    for cells in table_rows(table._tbl):
         if any(cells):
             out.add(" | ".join(cells))
     out.blank()
