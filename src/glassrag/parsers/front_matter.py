@@ -82,14 +82,13 @@ def load_front_matter(text: str, max_depth: int) -> Any:
 
 def deeper_than(value: Any, max_depth: int) -> bool:
     """Whether dicts and lists in ``value`` nest deeper than ``max_depth`` (iteratively)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    containers = (dict, list, tuple)
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, containers) else []
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        elif not isinstance(item, (list, tuple)):
-            continue
-        if depth + 1 > max_depth:
+        if depth > max_depth:
             return True
-        stack.extend((child, depth + 1) for child in item)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, containers):
+                stack.append((child, depth + 1))
     return False
