@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -154,3 +156,37 @@ def test_the_settings_written_by_init_hold_the_budget(tmp_path: Path) -> None:
     for line in ("parse_timeout = 30", "parse_memory_mb = 2048", "parse_in_subprocess = true",
                  "keep_hidden = false"):
         assert f"\n{line}\n" in text
+
+
+_ORPHAN = r'''
+from glassrag.parsers import Budget, Limits, ParseOptions, parse_bytes, parser_for, worker
+options = ParseOptions(limits=Limits(max_html_attributes=10**9), budget=Budget(600, 400))
+parse_bytes(parser_for(".html"), b"<p>warm up</p>", "warm", options)
+print(worker._CURRENT.proc.pid, flush=True)
+attrs = " ".join(f"a{i}" for i in range(200_000))
+parse_bytes(parser_for(".html"), f"<p {attrs}>t</p>".encode(), "slow", options)
+'''
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_helper_ends_with_its_parent_even_mid_parse() -> None:
+    # A parent killed outright leaves a helper stuck in a minutes-long parse; it must go too.
+    parent = subprocess.Popen([sys.executable, "-c", _ORPHAN], stdout=subprocess.PIPE,
+                              text=True)
+    assert parent.stdout is not None
+    helper = int(parent.stdout.readline())
+    time.sleep(0.5)  # the slow parse is under way
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while _running(helper) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(helper)

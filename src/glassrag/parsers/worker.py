@@ -234,8 +234,25 @@ def _answer(request: dict[str, Any], raw: bytes, memory_mb: int) -> dict[str, An
     return {"parsed": dataclasses.asdict(parsed)}
 
 
+def _exit_with_parent() -> None:
+    """End the helper when its parent is gone, even in the middle of a parse.
+
+    A parent killed outright (SIGKILL, OOM) never closes the pipes in an orderly way, and a
+    helper stuck in a hostile file would otherwise run on with nobody waiting for it.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="glassrag-parent-watch", daemon=True).start()
+
+
 def _serve(memory_mb: int) -> None:
     """The helper's loop: a request and the file's bytes in, one answer out, until EOF."""
+    _exit_with_parent()
     for module in ("pypdf", "docx", "pptx", "selectolax.lexbor", "email.policy"):
         # Imported before the cap, so the budget is what a parse itself takes; a missing one
         # makes its format fail alone, with the install command.
