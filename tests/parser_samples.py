@@ -17,9 +17,16 @@ def _pdf_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
-    """A valid PDF with one page per entry of ``pages``, each line a ``Tj`` of its own."""
+def make_pdf(pages: list[list[str]], title: str | None = None,
+             extra: dict[int, str] | None = None) -> bytes:
+    """A valid PDF with one page per entry of ``pages``, each line a ``Tj`` of its own.
+
+    A line starting with ``@`` is raw content-stream operators (``@1 1 1 rg``), written as
+    is; ``extra`` maps object numbers from 100 up to more objects (form XObjects, ExtGStates),
+    which the page resources name as ``/Fm<n>`` and ``/Gs<n>``.
+    """
     count = len(pages)
+    extra = extra or {}
     objects: dict[int, bytes] = {
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
         2: (f"<< /Type /Pages /Kids [{' '.join(f'{4 + 2 * i} 0 R' for i in range(count))}]"
@@ -29,15 +36,21 @@ def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
     }
     for i, lines in enumerate(pages):
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
-        ops += [f"({_pdf_string(line)}) Tj T*" for line in lines]
+        ops += [line[1:] if line.startswith("@") else f"({_pdf_string(line)}) Tj T*"
+                for line in lines]
         ops.append("ET")
         stream = "\n".join(ops).encode("latin-1") if lines else b""
+        forms = " ".join(f"/Fm{n} {n} 0 R" for n in extra if b"/Form" in extra[n].encode())
+        states = " ".join(f"/Gs{n} {n} 0 R" for n in extra if "/ExtGState" in extra[n])
         objects[4 + 2 * i] = (
             "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]"
-            f" /Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
+            f" /Resources << /Font << /F1 3 0 R >> /XObject << {forms} >>"
+            f" /ExtGState << {states} >> >> /Contents {5 + 2 * i} 0 R >>"
         ).encode()
         objects[5 + 2 * i] = (b"<< /Length %d >>\nstream\n" % len(stream)) + stream + \
             b"\nendstream"
+    for number, body in extra.items():
+        objects[number] = body.encode("latin-1")
     info = ""
     if title is not None:
         objects[4 + 2 * count] = f"<< /Title ({_pdf_string(title)}) >>".encode("latin-1")
@@ -51,9 +64,18 @@ def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
     size = max(objects) + 1
     out += b"xref\n0 %d\n0000000000 65535 f \n" % size
     for number in range(1, size):
-        out += b"%010d 00000 n \n" % offsets[number]
+        out += b"%010d 00000 n \n" % offsets[number] if number in offsets else \
+            b"0000000000 65535 f \n"
     out += f"trailer\n<< /Size {size} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
+
+
+def pdf_form(content: str) -> str:
+    """A form XObject (for ``make_pdf(extra=...)``) drawing ``content`` with font /F1."""
+    data = content.encode("latin-1")
+    return ("<< /Type /XObject /Subtype /Form /BBox [0 0 612 792]"
+            " /Resources << /Font << /F1 3 0 R >> >>"
+            f" /Length {len(data)} >>\nstream\n{content}\nendstream")
 
 
 def encrypt_pdf(raw: bytes, user_password: str) -> bytes:
@@ -132,3 +154,36 @@ def make_zip(entries: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED)
         for name, data in entries.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+def make_docx_table(rows: int, cols: int, text: str = "") -> bytes:
+    """A Word file holding one ``rows`` x ``cols`` table (cells empty unless ``text``).
+
+    python-docx writes the package; the table XML is generated directly, since building a
+    large table cell by cell through python-docx takes seconds.
+    """
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Quarterly grid")
+    document.add_table(rows=1, cols=1)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    width = 9000 // cols
+    cell = (f'<w:tc><w:tcPr><w:tcW w:w="{width}" w:type="dxa"/></w:tcPr><w:p>'
+            + (f"<w:r><w:t>{text}</w:t></w:r>" if text else "") + "</w:p></w:tc>")
+    grid = "".join(f'<w:gridCol w:w="{width}"/>' for _ in range(cols))
+    table = (f'<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr>'
+             f"<w:tblGrid>{grid}</w:tblGrid>" + ("<w:tr>" + cell * cols + "</w:tr>") * rows
+             + "</w:tbl>")
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as src, \
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "word/document.xml":
+                xml = data.decode("utf-8")
+                start, end = xml.index("<w:tbl>"), xml.index("</w:tbl>") + len("</w:tbl>")
+                data = (xml[:start] + table + xml[end:]).encode("utf-8")
+            dst.writestr(info.filename, data)
+    return out.getvalue()

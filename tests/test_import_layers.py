@@ -116,7 +116,7 @@ KNOWN_CYCLES = [
     ["glassrag.interfaces.cli.answers", "glassrag.interfaces.cli.main",
      "glassrag.interfaces.cli.server"],
     ["glassrag.parsers", "glassrag.parsers.mail", "glassrag.parsers.readers",
-     "glassrag.parsers.table", "glassrag.parsers.webpage"],
+     "glassrag.parsers.table", "glassrag.parsers.webpage", "glassrag.parsers.worker"],
 ]
 
 

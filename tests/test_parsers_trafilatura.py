@@ -128,6 +128,12 @@ def test_missing_trafilatura_fails_only_that_file(tmp_path: Path,
     page.write_bytes(PAGE)
     (page.parent / "notes.md").write_text("# Notes\n\nplatypus sightings are rare\n")
     kb = _kb_with_extractor(tmp_path, "trafilatura")
+    kb.close()
+    # The import is made to fail in this process only, so parse here, not in the helper.
+    config = tmp_path / "kb" / "glassrag.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "parse_in_subprocess = true", "parse_in_subprocess = false"), encoding="utf-8")
+    kb = KnowledgeBase.open(tmp_path / "kb")
     real_import = builtins.__import__
 
     def fake_import(name: str, *args: Any, **kwargs: Any) -> Any:

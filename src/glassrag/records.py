@@ -214,6 +214,8 @@ class IngestReport:
     default_roles: list[str] = field(default_factory=list)
     # With a roles.toml holding rules: files with a document no rule gave roles to.
     no_rule_matched: list[str] = field(default_factory=list)
+    # Per file: hidden pieces (HTML elements, PDF text runs, Word paragraphs) left out.
+    hidden_dropped: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -232,6 +234,8 @@ class IngestReport:
             "defaulted_roles": self.defaulted_roles,
             "default_roles": list(self.default_roles),
             "no_rule_matched": list(self.no_rule_matched),
+            "hidden_dropped": {"total": sum(self.hidden_dropped.values()),
+                               "files": dict(self.hidden_dropped)},
             "took_ms": round(self.took_ms, 1),
         }
 

@@ -45,6 +45,10 @@ class IngestSettings(_Section):
     follow_external_links: bool = False
     csv_template: str = ""
     html_extractor: Literal["builtin", "trafilatura"] = "builtin"
+    parse_timeout: float = Field(default=30.0, gt=0)
+    parse_memory_mb: int = Field(default=2048, gt=0)
+    parse_in_subprocess: bool = True
+    keep_hidden: bool = False
 
 
 class ChunkingSettings(_Section):
@@ -229,6 +233,18 @@ csv_template = ""
 # <article>, else <body>) or "trafilatura" (its main-content extraction; needs the
 # [parsers] extra).
 # html_extractor = "builtin"
+# PDF, Word, PowerPoint, HTML, e-mail and CSV/TSV files are parsed in a helper process under
+# a budget per file: this many seconds, and this many MB of memory beyond the helper's own.
+# A file over either fails alone ("... exceeded the 30 s parse budget"). Markdown, text and
+# JSONL are read in-process (their readers are linear and bounded). parse_in_subprocess =
+# false parses everything in-process, with no budget (for debugging a parser).
+parse_timeout = 30
+parse_memory_mb = 2048
+parse_in_subprocess = true
+# Content a reader never sees (HTML hidden, aria-hidden or display:none; invisible, white
+# or transparent PDF text; hidden Word runs) can carry prompt injections: it is dropped and
+# counted in the report ("hidden_dropped"). true keeps it.
+keep_hidden = false
 
 [chunking]
 # Default strategy per input kind: docs | structure | sentences | punctuation | window

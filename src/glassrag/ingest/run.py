@@ -24,7 +24,7 @@ from glassrag.faults import crash_point
 from glassrag.ingest.chunking import ChunkOptions, chunk_text
 from glassrag.ingest.discovery import discover
 from glassrag.ingest.roles_rules import RolesRules
-from glassrag.parsers import ParseOptions
+from glassrag.parsers import Budget, ParseOptions
 from glassrag.parsers.readers import is_supported, read_file
 from glassrag.records import Document, FailedInput, IngestReport, SourceDocument
 from glassrag.settings import Settings
@@ -180,8 +180,7 @@ def _run_ingest(
         crash_point("ingest.after_commit")
 
     base_key = _settings_key(settings, options, chunk_options)
-    parse_options = ParseOptions(csv_template=settings.ingest.csv_template or None,
-                                 html_extractor=settings.ingest.html_extractor)
+    parse_options = _parse_options(settings)
     for number, (file, root) in enumerate(files, start=1):
         resolved = str(file.resolve())
         rule_roles = rules.match(resolved, link=Path(os.path.abspath(file)))
@@ -204,6 +203,8 @@ def _run_ingest(
         result = read_file(file, root=root, max_bytes=settings.ingest.max_file_bytes,
                            parse_options=parse_options)
         report.failed.extend(result.errors)
+        if result.hidden_dropped:
+            report.hidden_dropped[str(file)] = result.hidden_dropped
         for parser in {doc.parser for doc in result.documents}:
             report.parsers.setdefault(parser, {"files": 0, "chunks": 0})["files"] += 1
         failed_before = len(report.failed)
@@ -283,6 +284,14 @@ def _check_options(options: IngestOptions) -> None:
         raise InvalidInput("id_prefix must not begin or end with whitespace", field="id_prefix")
 
 
+def _parse_options(settings: Settings) -> ParseOptions:
+    """The parsers' options from ``[ingest]``, the per-file parse budget included."""
+    s = settings.ingest
+    budget = Budget(s.parse_timeout, s.parse_memory_mb) if s.parse_in_subprocess else None
+    return ParseOptions(csv_template=s.csv_template or None, html_extractor=s.html_extractor,
+                        keep_hidden=s.keep_hidden, budget=budget)
+
+
 def _settings_key(settings: Settings, options: IngestOptions, chunk_options: ChunkOptions) -> str:
     """Everything besides a file's bytes and its roles rule that decides its documents."""
     return "\x1f".join([
@@ -290,6 +299,7 @@ def _settings_key(settings: Settings, options: IngestOptions, chunk_options: Chu
         ",".join(settings.ingest.default_roles), ",".join(options.roles),
         options.chunker or "", settings.ingest.csv_template, settings.ingest.html_extractor,
         options.id_prefix,
+        str(settings.ingest.keep_hidden),
     ])
 
 

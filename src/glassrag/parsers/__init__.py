@@ -9,17 +9,18 @@ only those files fail, each with the install command.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 from glassrag.errors import GlassragError, InputFileError
 from glassrag.parsers import mail, pdf, slides, table, webpage, word
-from glassrag.parsers.base import Limits, Parsed, ParseOptions
+from glassrag.parsers.base import Budget, Limits, Parsed, ParseOptions, failure_reason
 
 __all__ = [
-    "PARSERS", "Limits", "ParseOptions", "Parsed", "Parser", "parse_bytes", "parser_for",
-    "position_runs",
+    "PARSERS", "Budget", "Limits", "ParseOptions", "Parsed", "Parser", "parse_bytes",
+    "parse_in_process", "parser_for", "position_runs",
 ]
 
 
@@ -54,6 +55,22 @@ def parser_for(suffix: str) -> Parser | None:
 def parse_bytes(parser: Parser, raw: bytes, stem: str, options: ParseOptions) -> Parsed:
     """Sniff, then parse; every failure comes out as a :class:`GlassragError`.
 
+    With ``options.budget`` (what ingest passes) the work is done in the helper process of
+    :mod:`.worker`, under that time and memory budget; otherwise here.
+    """
+    if options.budget is not None and os.name == "posix":  # RLIMIT_AS, select() on pipes
+        from glassrag.parsers.worker import (
+            parse_in_worker,  # not at import: the helper runs that module
+        )
+
+        return parse_in_worker(parser.name, parser.label, raw, stem, options)
+    return parse_in_process(parser, raw, stem, options)
+
+
+def parse_in_process(parser: Parser, raw: bytes, stem: str, options: ParseOptions,
+                     out_of_memory: str = "out of memory") -> Parsed:
+    """Sniff and parse in this process.
+
     Libraries raise all sorts of things for broken files (``KeyError`` from a zip without a
     part, ``ValueError`` from pypdf, ``RecursionError`` from a cyclic object graph): each
     becomes an :class:`InputFileError` naming the format, so one bad file never stops a batch.
@@ -63,15 +80,12 @@ def parse_bytes(parser: Parser, raw: bytes, stem: str, options: ParseOptions) ->
         return parser.parse(raw, stem, options)
     except GlassragError:
         raise
-    except RecursionError:
-        raise InputFileError(f"cannot parse {parser.label}: structure nested too deeply") from None
     except MemoryError:
-        raise InputFileError(f"cannot parse {parser.label}: out of memory") from None
+        raise InputFileError(f"cannot parse {parser.label}: {out_of_memory}") from None
+    except RecursionError as exc:
+        raise InputFileError(f"cannot parse {parser.label}: {failure_reason(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - any library failure is a bad-file error
-        detail = str(exc).strip() or type(exc).__name__
-        if len(detail) > 200:
-            detail = detail[:197] + "..."
-        raise InputFileError(f"cannot parse {parser.label}: {detail}") from exc
+        raise InputFileError(f"cannot parse {parser.label}: {failure_reason(exc)}") from exc
 
 
 def position_runs(

@@ -15,35 +15,64 @@ from typing import Any, Literal
 from glassrag.errors import InputFileError
 from glassrag.text.sentences import split_sentences
 
-__all__ = ["Limits", "ParseOptions", "Parsed", "TextBuilder", "clean_text", "wrap"]
+__all__ = [
+    "Budget", "Limits", "ParseOptions", "Parsed", "TextBuilder", "clean_text", "failure_reason",
+    "wrap",
+]
 
 
 @dataclass(frozen=True)
 class Limits:
     """Bounds on what one file may cost; each is checked before the expensive step.
 
-    ``max_unzipped_bytes`` and ``max_zip_ratio`` are read from the zip central directory
+    ``max_unzipped_bytes`` and ``max_zip_entries`` are read from the zip central directory
     before a DOCX/PPTX is opened (a zip bomb never gets inflated); ``max_html_depth`` is the
-    nesting browsers themselves cap at (Blink and WebKit: 512).
+    nesting browsers themselves cap at (Blink and WebKit: 512). ``max_html_attributes`` per
+    element keeps lexbor's attribute handling (quadratic in their number) cheap;
+    ``max_email_header_bytes`` (per header field, Postfix's default ``header_size_limit``)
+    and ``max_email_headers_bytes`` (all fields of all parts) do the same for the standard
+    library's header parser, whose cost grows faster than the length of a header.
+    ``max_front_matter_chars`` and ``max_metadata_depth`` bound YAML front matter and JSONL
+    metadata.
     """
 
     max_text_chars: int = 20_000_000
     max_unzipped_bytes: int = 200_000_000
-    max_zip_ratio: int = 100
     max_zip_entries: int = 10_000
     max_html_depth: int = 512
+    max_html_attributes: int = 256
+    max_email_header_bytes: int = 102_400
+    max_email_headers_bytes: int = 1_000_000
     max_pages: int = 10_000
+    max_front_matter_chars: int = 100_000
+    max_metadata_depth: int = 64
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What parsing one file may take: wall-clock seconds and megabytes of memory beyond
+    what the parser helper process holds when idle (``[ingest] parse_timeout`` and
+    ``parse_memory_mb``)."""
+
+    seconds: float = 30.0
+    memory_mb: int = 2048
 
 
 @dataclass(frozen=True)
 class ParseOptions:
     """Knobs of the parsers. ``csv_template`` renders one CSV/TSV row; ``html_extractor``
     picks how web pages become text: ``builtin`` (selectolax) or ``trafilatura`` (see
-    docs/formats.md)."""
+    docs/formats.md); ``keep_hidden`` keeps content a reader never sees."""
 
     csv_template: str | None = None
     html_extractor: Literal["builtin", "trafilatura"] = "builtin"
     limits: Limits = field(default_factory=Limits)
+    # Hidden content (HTML hidden by attribute or inline style, invisible or white PDF text,
+    # hidden Word runs) is dropped and counted unless this is set.
+    keep_hidden: bool = False
+    # With a budget, parsing runs in the helper process of .worker (POSIX only); without
+    # one, in the calling process with no bound beyond ``limits``.
+    budget: Budget | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +85,18 @@ class Parsed:
     positions: dict[str, tuple[int, ...]] = field(default_factory=dict)
     line_offset: int = 0
     encoding: str | None = None
+    # Hidden pieces left out of ``text``: HTML elements, PDF text runs, Word paragraphs.
+    hidden_dropped: int = 0
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line saying why a library failed on a file: no traceback, at most 200 characters."""
+    if isinstance(exc, RecursionError):
+        return "structure nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    return detail if len(detail) <= 200 else detail[:197] + "..."
 
 
 # C0/C1 controls other than tab and newline: artefacts of PDF fonts and legacy encodings.

@@ -52,15 +52,11 @@ def check_zip(raw: bytes, label: str, limits: Limits) -> zipfile.ZipFile:
         archive = zipfile.ZipFile(io.BytesIO(raw))
     except (zipfile.BadZipFile, OSError, ValueError, struct.error) as exc:
         raise InputFileError(f"not a {label}: broken zip archive ({exc})") from exc
+    # The bound is on what inflating costs (declared sizes), not on the compression ratio:
+    # repetitive XML such as a large, mostly empty Word table legitimately inflates 250x+.
     total = 0
     for info in archive.infolist():
         total += info.file_size
-        ratio = info.file_size / max(info.compress_size, 1)
-        if info.file_size > 1_000_000 and ratio > limits.max_zip_ratio:
-            raise InputFileError(
-                f"zip bomb refused: {info.filename} inflates {ratio:,.0f}x "
-                f"(over {limits.max_zip_ratio}x)"
-            )
         if total > limits.max_unzipped_bytes:
             raise InputFileError(
                 f"zip bomb refused: contents would inflate past the "

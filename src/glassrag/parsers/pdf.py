@@ -2,6 +2,8 @@
 
 Pages are separated by a blank line, so the ``structure`` chunker never joins two pages in
 one chunk and a chunk's ``page`` (the page of its first line) is the page of all its lines.
+Invisible and white text is removed first (:mod:`.pdf_hidden`) unless
+``ParseOptions.keep_hidden``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from glassrag.errors import InputFileError, MissingExtra
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
 from glassrag.parsers.office import describe
+from glassrag.parsers.pdf_hidden import drop_invisible_text
 
 LABEL = "PDF"
 _TAIL = 4096  # %%EOF must be this close to the end; a truncated file has lost it
@@ -58,8 +61,10 @@ def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
         raise InputFileError(f"PDF has {count:,} pages, over the {limits.max_pages:,}-page cap")
     out = TextBuilder(limits)
     empty: list[int] = []
-    last = 0
+    last = hidden = 0
     for number, page in enumerate(reader.pages, start=1):
+        if not options.keep_hidden:
+            hidden += drop_invisible_text(page, reader)
         text = page.extract_text() or ""
         if not text.strip():
             empty.append(number)
@@ -80,4 +85,5 @@ def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
         if value:
             metadata[name] = str(value)
     title = str(info.get("/Title") or "").strip() or stem
-    return Parsed(text=text, title=title, metadata=metadata, positions=positions)
+    return Parsed(text=text, title=title, metadata=metadata, positions=positions,
+                  hidden_dropped=hidden)

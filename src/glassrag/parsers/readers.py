@@ -22,7 +22,9 @@ import yaml
 from charset_normalizer import from_bytes
 
 from glassrag.errors import GlassragError, InputFileError
-from glassrag.parsers import PARSERS, ParseOptions, parse_bytes, parser_for
+from glassrag.parsers import PARSERS, Limits, ParseOptions, parse_bytes, parser_for
+from glassrag.parsers.base import failure_reason
+from glassrag.parsers.front_matter import deeper_than, load_front_matter
 from glassrag.records import FailedInput, SourceDocument
 
 __all__ = [
@@ -65,6 +67,8 @@ class ReadResult:
 
     documents: list[SourceDocument] = field(default_factory=list)
     errors: list[FailedInput] = field(default_factory=list)
+    # Hidden pieces the parser left out (ParseOptions.keep_hidden keeps them).
+    hidden_dropped: int = 0
 
 
 @dataclass
@@ -73,6 +77,7 @@ class _Ctx:
     relpath: str  # posix path relative to the ingest root: default doc_id and source
     abspath: str
     encoding: str | None = "utf-8"
+    limits: Limits = field(default_factory=Limits)
 
     def fail(self, message: str, line: int | None = None) -> FailedInput:
         return FailedInput(self.display if line is None else f"{self.display}:{line}", message)
@@ -185,38 +190,52 @@ def read_file(
     except ValueError:
         relpath = absolute.name
     # doc.path is the real path (symlinks resolved): the stable identity of the file.
-    ctx = _Ctx(display=str(path), relpath=relpath, abspath=os.path.realpath(path))
+    options = parse_options or ParseOptions()
+    ctx = _Ctx(display=str(path), relpath=relpath, abspath=os.path.realpath(path),
+               limits=options.limits)
     result = ReadResult()
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         result.errors.append(ctx.fail(_unsupported_message(suffix)))
         return result
+    try:
+        _dispatch(path, suffix, max_bytes, options, ctx, result)
+    except Exception as exc:  # noqa: BLE001 - whatever a reader trips on fails this file only
+        result.documents.clear()  # a half-read file is not ingested: its roles may be lost
+        result.errors.append(ctx.fail(f"cannot read: {failure_reason(exc)}"))
+    return result
+
+
+def _dispatch(path: Path, suffix: str, max_bytes: int, options: ParseOptions, ctx: _Ctx,
+              result: ReadResult) -> None:
+    """Read ``path`` with the reader for ``suffix`` into ``result``."""
     if suffix == ".jsonl" and _stream_jsonl(path, ctx, result, max_bytes):
-        return result
+        return
     parser = parser_for(suffix)
     try:
         raw = _read_bytes(path, max_bytes)
         if parser is not None:
-            parsed = parse_bytes(parser, raw, path.stem, parse_options or ParseOptions())
+            parsed = parse_bytes(parser, raw, path.stem, options)
             ctx.encoding = parsed.encoding
+            result.hidden_dropped = parsed.hidden_dropped
             result.documents.append(ctx.doc(
                 parsed.text, title=parsed.title, parser=parser.name,
                 metadata=parsed.metadata, positions=parsed.positions,
                 line_offset=parsed.line_offset,
             ))
-            return result
+            return
         text, ctx.encoding = decode_bytes(raw)
     except GlassragError as exc:  # InputFileError, MissingExtra, a bad csv_template
         result.errors.append(ctx.fail(exc.message))
-        return result
+        return
     text = normalize_text(text)
     if (nul := text.find("\x00")) >= 0:
         line = text.count("\n", 0, nul) + 1
         result.errors.append(ctx.fail(f"NUL character at line {line}: not a text file"))
-        return result
+        return
     if not text.strip():
         result.errors.append(ctx.fail("empty file (only whitespace)"))
-        return result
+        return
     if suffix == ".jsonl":
         _read_jsonl(text, ctx, result)
     elif suffix == ".txt":
@@ -225,7 +244,6 @@ def read_file(
         _read_rst(text, path.stem, ctx, result)
     else:
         _read_markdown(text, path.stem, ctx, result)
-    return result
 
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
@@ -354,8 +372,17 @@ def _read_markdown(text: str, stem: str, ctx: _Ctx, result: ReadResult) -> None:
         if not close:
             result.errors.append(ctx.fail("front matter opened at line 1 is never closed by '---'"))
             return
+        front = "\n".join(lines[1:close])
+        if len(front) > ctx.limits.max_front_matter_chars:
+            cap = ctx.limits.max_front_matter_chars
+            result.errors.append(ctx.fail(
+                f"front matter is {len(front):,} characters, over the {cap:,}-character cap"))
+            return
         try:
-            loaded = yaml.safe_load("\n".join(lines[1:close]))
+            loaded = load_front_matter(front, ctx.limits.max_metadata_depth)
+        except RecursionError:  # PyYAML without libyaml composes recursively
+            result.errors.append(ctx.fail("front matter: invalid YAML: nested too deeply"))
+            return
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 2}" if mark is not None else ""  # file lines
@@ -491,8 +518,15 @@ def _jsonl_record(line: str, ctx: _Ctx) -> SourceDocument:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON: {exc.msg} at column {exc.colno}") from exc
+    except RecursionError:
+        raise ValueError("invalid JSON: nested too deeply") from None
     if not isinstance(record, dict):
         raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    # Nesting past the cap needs that many brackets: counting them (C speed) spares the walk
+    # on almost every line.
+    depth_cap = ctx.limits.max_metadata_depth
+    if line.count("{") + line.count("[") > depth_cap and deeper_than(record, depth_cap):
+        raise ValueError(f"nested deeper than {depth_cap} levels")
     for key in ("doc_id", "text"):
         if record.get(key) is None:
             raise ValueError(f"missing required field '{key}'")

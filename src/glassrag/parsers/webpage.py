@@ -1,10 +1,17 @@
 """HTML via selectolax (lexbor): the main content as text, headings as ``#`` lines.
 
 Scripts, styles, navigation, footers and forms are dropped; ``<main>`` (else ``<article>``,
-else ``<body>``) is the content. Lexbor's tree building costs time quadratic in nesting depth
-and in the number of ``<option>`` s of one ``<select>``, so a linear pre-scan refuses input
-nested deeper than browsers render (512) and cuts ``<select>`` blocks out before parsing. The
-tree is walked with an explicit stack: no recursion, whatever the depth.
+else ``<body>``) is the content. Lexbor's tree building costs time quadratic in nesting depth,
+in the number of distinct attributes of one element and in the number of ``<option>`` s of
+one ``<select>``, so a linear pre-scan refuses input nested deeper than browsers render (512)
+or with more than ``Limits.max_html_attributes`` attributes on one element, and ``<select>``
+blocks are cut out before parsing. The tree is walked with an explicit stack: no recursion,
+whatever the depth.
+
+Content a reader of the page never sees (the ``hidden`` attribute, ``aria-hidden="true"``,
+an inline ``display: none`` or ``visibility: hidden``) is dropped unless
+``ParseOptions.keep_hidden``, and counted in ``Parsed.hidden_dropped``: such text is where
+prompt injections hide.
 
 With ``ParseOptions.html_extractor == "trafilatura"`` web pages go through trafilatura's
 main-content extraction instead (headings kept as ``#`` lines); the same pre-scan runs first.
@@ -13,6 +20,7 @@ HTML-only e-mail bodies always use the builtin path.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -38,10 +46,20 @@ _FLAT = frozenset({
     "option", "optgroup", "tr", "td", "th", "thead", "tbody", "tfoot", "colgroup", "rb", "rt",
     "rtc", "rp", "html", "head", "body", "caption",
 })
+# The attributes of a start tag, up to its ">". Quotes delimit only values (after "="); a
+# stray quote is part of a name, as in the HTML tokenizer. Written as an unrolled loop (a
+# run of plain characters, then any number of "=value or stray quote, plain run"): linear,
+# and cheaper per tag than an alternation under a star.
+_ATTRS = r"""([^>"'=]*(?:(?:=\s*"[^"]*"|=\s*'[^']*'|=|["'])[^>"'=]*)*)"""
 _TAG = re.compile(
-    r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*>|\Z)|<(/?)([a-zA-Z][\w:-]*)",
+    r"<!--.*?(?:-->|\Z)"
+    rf"|<(script|style)\b{_ATTRS}>?.*?(?:</\1\s*>|\Z)"
+    rf"|<(/?)([a-zA-Z][\w:-]*){_ATTRS}",
     re.IGNORECASE | re.DOTALL,
 )
+_HIDDEN_SELECTOR = "[hidden], [aria-hidden], [style]"
+_VALUE = re.compile(r"""=\s*(?:"[^"]*"|'[^']*'|[^\s>]*)""")
+_NAME = re.compile(r"[^\s/>]+")
 _SELECT = re.compile(r"<select\b.*?(?:</select\s*>|\Z)", re.IGNORECASE | re.DOTALL)
 _SNIFF = re.compile(r"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|\?xml|[a-z])",
                     re.IGNORECASE | re.DOTALL)
@@ -53,22 +71,75 @@ def sniff(raw: bytes, limits: Limits) -> None:
         raise InputFileError("not HTML: the file does not begin with <!doctype html> or a tag")
 
 
-def nesting_depth(html: str, cap: int) -> int:
-    """The deepest element nesting in ``html``, stopping early once past ``cap``."""
-    depth = deepest = 0
+def _check_attributes(html: str, match: re.Match[str], group: int, cap: int) -> None:
+    count = len(_NAME.findall(_VALUE.sub(" ", match.group(group))))
+    if count > cap:
+        line = html.count("\n", 0, match.start()) + 1
+        tag = (match.group(1) or match.group(4)).lower()
+        raise InputFileError(
+            f"HTML element <{tag}> at line {line} has {count:,} attributes, over the "
+            f"{cap:,}-attribute cap"
+        )
+
+
+def check_markup(html: str, limits: Limits) -> None:
+    """Refuse HTML that would make the tree builder super-linear, in one linear scan.
+
+    Nesting deeper than ``limits.max_html_depth`` elements, or a start tag with more than
+    ``limits.max_html_attributes`` attributes, is an :class:`InputFileError`.
+    """
+    depth_cap, attr_cap = limits.max_html_depth, limits.max_html_attributes
+    depth = 0
     for match in _TAG.finditer(html):
-        name = match.group(3)
+        name = match.group(4)
+        attrs = 5 if name is not None else 2  # a start or end tag, else script/style
+        # Each attribute takes at least two characters: only long tags need counting.
+        if match.end(attrs) - match.start(attrs) > 2 * attr_cap:
+            _check_attributes(html, match, attrs, attr_cap)
         if name is None or name.lower() in _FLAT:
             continue
-        if match.group(2):
+        if match.group(3):
             depth = max(0, depth - 1)
-        else:
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > cap:
-                    break
-    return deepest
+            continue
+        depth += 1
+        if depth > depth_cap:
+            raise InputFileError(
+                f"HTML is nested deeper than {depth_cap} elements; browsers stop there")
+
+
+def _is_hidden(attributes: dict[str, str | None]) -> bool:
+    """Whether an element's own attributes keep it from being shown (or read aloud)."""
+    if "hidden" in attributes or (attributes.get("aria-hidden") or "").strip().lower() == "true":
+        return True
+    for declaration in (attributes.get("style") or "").lower().split(";"):
+        name, _, value = declaration.partition(":")
+        value = value.replace("!important", "").strip()
+        if (name.strip(), value) in (("display", "none"), ("visibility", "hidden"),
+                                     ("visibility", "collapse")):
+            return True
+    return False
+
+
+def drop_hidden(tree: Any) -> int:
+    """Remove hidden elements from a lexbor tree; return how many of them held text.
+
+    Innermost first (the reverse of document order), so a hidden element inside another is
+    counted once and no handle to an already removed node is ever used.
+    """
+    dropped = 0
+    for node in reversed(tree.css(_HIDDEN_SELECTOR)):
+        if _is_hidden(node.attributes):
+            dropped += bool(node.text(deep=True).strip())
+            node.decompose()
+    return dropped
+
+
+def _lexbor() -> Any:
+    try:
+        from selectolax.lexbor import LexborHTMLParser
+    except ImportError:
+        raise MissingExtra("selectolax", "parsers") from None
+    return LexborHTMLParser
 
 
 class _Walker:
@@ -147,25 +218,18 @@ def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
         html, encoding = decode_bytes(raw)
         parsed = trafilatura_to_text(html, stem, options)
     else:
-        try:
-            from selectolax.lexbor import LexborHTMLParser
-        except ImportError:
-            raise MissingExtra("selectolax", "parsers") from None
+        parser = _lexbor()
         html, encoding = decode_bytes(raw)
-        parsed = html_to_text(html, stem, options, LexborHTMLParser)
-    return Parsed(text=parsed.text, title=parsed.title, metadata=parsed.metadata,
-                  positions=parsed.positions, encoding=encoding)
+        parsed = html_to_text(html, stem, options, parser)
+    return dataclasses.replace(parsed, encoding=encoding)
 
 
 def html_to_text(html: str, stem: str, options: ParseOptions, parser: Any = None) -> Parsed:
     """Main text of an HTML string (also used for HTML-only e-mail bodies)."""
-    if parser is None:
-        try:
-            from selectolax.lexbor import LexborHTMLParser as parser
-        except ImportError:
-            raise MissingExtra("selectolax", "parsers") from None
-    _check_depth(html, options)
+    parser = parser or _lexbor()
+    check_markup(html, options.limits)
     tree = parser(_SELECT.sub(" ", html))
+    hidden = 0 if options.keep_hidden else drop_hidden(tree)
     root = tree.css_first("main") or tree.css_first("article") or tree.body or tree.root
     out = TextBuilder(options.limits)
     walker = _Walker(out)
@@ -185,13 +249,7 @@ def html_to_text(html: str, stem: str, options: ParseOptions, parser: Any = None
         if name in ("description", "author") and meta.attributes.get("content"):
             metadata[name] = meta.attributes["content"]
     return Parsed(text=text, title=title or walker.first_heading or stem,
-                  metadata=metadata, positions=positions)
-
-
-def _check_depth(html: str, options: ParseOptions) -> None:
-    cap = options.limits.max_html_depth
-    if nesting_depth(html, cap) > cap:
-        raise InputFileError(f"HTML is nested deeper than {cap} elements; browsers stop there")
+                  metadata=metadata, positions=positions, hidden_dropped=hidden)
 
 
 def trafilatura_to_text(html: str, stem: str, options: ParseOptions) -> Parsed:
@@ -201,8 +259,13 @@ def trafilatura_to_text(html: str, stem: str, options: ParseOptions) -> Parsed:
         from trafilatura.metadata import extract_metadata
     except ImportError:
         raise MissingExtra("trafilatura", "parsers") from None
-    _check_depth(html, options)
+    check_markup(html, options.limits)
     html = _SELECT.sub(" ", html)
+    hidden = 0
+    if not options.keep_hidden:
+        tree = _lexbor()(html)
+        hidden = drop_hidden(tree)
+        html = (tree.html or "") if hidden else html
     # "txt" with formatting is trafilatura's markdown (``# heading``, ``- item``, tables as
     # ``| a | b |``); it exists in every version the extra allows, unlike "markdown".
     extracted = trafilatura.extract(
@@ -229,4 +292,4 @@ def trafilatura_to_text(html: str, stem: str, options: ParseOptions) -> Parsed:
         title = next((line.lstrip("#").strip() for line in text.split("\n")
                       if line.startswith("#")), "") or stem
     return Parsed(text=text, title=" ".join(title.split()), metadata=metadata,
-                  positions=positions)
+                  positions=positions, hidden_dropped=hidden)

@@ -177,6 +177,8 @@ def ingest(
             reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items()))
             out.print(f"skipped {sum(report.skipped.values())} files ({reasons})", markup=False)
         _print_roles_notes(report)
+        for path, count in sorted(report.hidden_dropped.items()):
+            out.print(f"hidden content dropped: {path}: {count}", markup=False)
         for failure in report.failed:
             err.print(f"failed: {failure.path}: {failure.error}", markup=False, style="red")
     if report.failed:

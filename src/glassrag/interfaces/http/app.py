@@ -277,6 +277,8 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
         # Temp paths mean nothing to the client; the file name does.
         result["failed"] = [{"path": name, "error": f["error"].replace(tmp, "")}
                             for f in result["failed"]]
+        hidden = result["hidden_dropped"]
+        hidden["files"] = {name: hidden["total"]} if hidden["total"] else {}
         if report.failed and not (report.added or report.updated or report.unchanged):
             raise InvalidInput(f"{name}: " + "; ".join(f["error"] for f in result["failed"]),
                                field="file")
