@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from glassrag.answer.verify import normalize_for_match
-from glassrag.errors import InvalidInput
+from glassrag.errors import GlassragError, InvalidInput
 from glassrag.eval.qa import Progress, QAReport, run_qa
 from glassrag.records import STATUSES, Principal
 from glassrag.retrieval.search import MODES
@@ -240,9 +240,16 @@ def _check_case(path: Path, index: int, line: int | None, item: Any) -> EvalCase
 
 
 def run_case(kb: KnowledgeBase, case: EvalCase) -> CaseResult:
-    """Ask ``case.question`` as a principal with ``case.roles`` and check every expectation."""
-    answer = kb.ask(case.question, principal=Principal("eval", roles=case.roles),
-                    top_k=case.top_k, mode=case.mode)
+    """Ask ``case.question`` as a principal with ``case.roles`` and check every expectation.
+
+    A question the engine rejects fails its case (status ``error``, the message as the
+    reason) instead of ending the run."""
+    try:
+        answer = kb.ask(case.question, principal=Principal("eval", roles=case.roles),
+                        top_k=case.top_k, mode=case.mode)
+    except GlassragError as exc:
+        return CaseResult(name=case.name, ok=False, status="error", citations=[],
+                          reasons=[f"error: {exc.message}"])
     sources = list(dict.fromkeys(c.source for c in answer.citations))
     reasons: list[str] = []
     if answer.status != case.expected_status:

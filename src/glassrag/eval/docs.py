@@ -144,7 +144,7 @@ def run_docs_eval(
     with _knowledge_bases(questions, docs, kb, kb_path, embedder, mode) as plan:
         for build, base, asked in plan:
             apply_overrides(base, overrides or {})
-            settings = _settings_of(base)
+            settings = _settings_of(base, mode, embedder)
             builds.append(build)
             for question in asked:
                 rows.append(ask_one(base, question, principal=principal, mode=mode,
@@ -296,11 +296,14 @@ def apply_overrides(kb: KnowledgeBase, overrides: Mapping[str, Mapping[str, Any]
             raise InvalidInput(f"bad settings: {problems}", field=section) from None
 
 
-def _settings_of(kb: KnowledgeBase) -> dict[str, Any]:
+def _settings_of(kb: KnowledgeBase, mode: str | None, embedder: str | None) -> dict[str, Any]:
+    """The settings that decide the answers; ``min_score`` resolved for the embedder used."""
     s = kb.settings
-    return {"mode": s.search.mode, "answer_top_k": s.answer.top_k,
+    side = kb.dense(embedder) if (mode or s.search.mode) in ("dense", "hybrid") else None
+    spec = side.spec if side is not None else None
+    return {"mode": mode or s.search.mode, "answer_top_k": s.answer.top_k,
             "min_coverage": s.answer.min_coverage, "max_sentences": s.answer.max_sentences,
-            "min_score": s.dense.min_score, "embedder": s.dense.embedder or None}
+            "embedder": spec, "min_score": s.dense.min_cosine(spec) if spec else None}
 
 
 # -- figures -------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 #: Characters of a failure's answer shown in the text view (JSON has it whole).
 SHOWN_ANSWER = 300
+#: Files that failed to ingest listed per knowledge base in the text view.
+SHOWN_FAILED = 5
 
 
 def _cell(value: Any, kind: str) -> str:
@@ -54,9 +57,12 @@ def report_lines(report: DocsEvalReport, failures: int | None = 20) -> list[str]
     for build in report.builds:
         where = build.folder or build.kb_path
         failed = f", {len(build.failed)} files failed" if build.failed else ""
-        lines.append(f"knowledge base {build.name or '-'}: {where} ({build.documents} "
+        name = build.name or Path(where).name
+        lines.append(f"knowledge base {name}: {where} ({build.documents} "
                      f"documents, {build.chunks} chunks{failed})")
-        lines += [f"  failed: {f['path']}: {f['error']}" for f in build.failed]
+        lines += [f"  failed: {f['path']}: {f['error']}" for f in build.failed[:SHOWN_FAILED]]
+        if len(build.failed) > SHOWN_FAILED:
+            lines.append(f"  … and {len(build.failed) - SHOWN_FAILED} more (--json lists all)")
     head = f"{'group':<24} {'n_ans':>5} {'n_una':>5} " + " ".join(
         f"{title:>9}" for title, _, _ in COLUMNS)
     lines += ["", head, "-" * len(head)]
@@ -83,7 +89,7 @@ def failure_lines(row: Mapping[str, Any]) -> list[str]:
     if row["answerable"]:
         checks = [f"{key}={'yes' if row[key] else 'no'}"
                   for key in ("answered_correct", "cited_correct", "gold_in_top5")]
-    out = [f"- {row['id']} [{row['kind']}] status {row['status']} " + " ".join(checks),
+    out = [" ".join([f"- {row['id']} [{row['kind']}] status {row['status']}", *checks]),
            f"    question: {row['question']}"]
     if row["error"]:
         out.append(f"    error: {row['error']}")
@@ -120,3 +126,46 @@ def markdown(report: DocsEvalReport, groupings: Sequence[str] = ("overall", "cor
                  *(_cell(f[key], kind) for _, key, kind in COLUMNS)]
         out.append("| " + " | ".join(cells) + " |")
     return out
+
+
+def _figures(row: Mapping[str, Any]) -> str:
+    return "  ".join(f"{name} {_cell(row.get(key), 'rate')}" for name, key in (
+        ("answered", "answered_correct"), ("cited", "cited_correct"),
+        ("false_ref", "false_refusal"), ("no_evid", "no_evidence")))
+
+
+def _pair(row: Mapping[str, Any]) -> str:
+    cosine = "" if row.get("min_score") is None else f", [dense] min_score {row['min_score']}"
+    return f"[answer] min_coverage {row['min_coverage']}{cosine}"
+
+
+def calibration_lines(report: Any) -> list[str]:
+    """The recommendation, today's thresholds for comparison, and the sweep around it."""
+    n = len(report.signals)
+    lines = [f"calibration: {n} questions, mode {report.mode}"
+             + (f", embedder {report.embedder}" if report.embedder else "")
+             + f", false-refusal target {report.false_refusal_rate:.2f}"]
+    if not report.reachable:
+        lines.append("the target cannot be met: the fewest false refusals any thresholds "
+                     "give is shown")
+    lines += [f"recommended: {_pair(report.recommended)}",
+              f"  would score: {_figures(report.recommended)}",
+              f"current:     {_pair(report.current)}",
+              f"  scores:      {_figures(report.current)}"]
+    if not report.exact:
+        lines.append("hybrid figures are estimates (the dense cut-off also changes the fused "
+                     "candidates): confirm with `glassrag eval … --min-coverage T --min-score M`")
+    lines += ["", "min_coverage sweep" + (f" (min_score {report.recommended['min_score']})"
+                                          if report.embedder else "")]
+    lines += [f"  {row['min_coverage']:>6.3f}  {_figures(row)}"
+              for row in report.coverage_curve[::2]]
+    if report.cosine_curve:
+        lines += ["", f"min_score sweep (min_coverage {report.recommended['min_coverage']})"]
+        step = max(len(report.cosine_curve) // 25, 1)
+        lines += [f"  {row['min_score']:>6.3f}  {_figures(row)}"
+                  for row in report.cosine_curve[::step]]
+    errors = [s for s in report.signals if s["error"]]
+    if errors:
+        lines += ["", f"questions that failed ({len(errors)}; counted as refused):"]
+        lines += [f"  {s['id']}: {s['error']}" for s in errors]
+    return lines
