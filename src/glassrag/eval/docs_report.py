@@ -166,6 +166,6 @@ def calibration_lines(report: Any) -> list[str]:
                   for row in report.cosine_curve[::step]]
     errors = [s for s in report.signals if s["error"]]
     if errors:
-        lines += ["", f"questions that failed ({len(errors)}; counted as refused):"]
+        lines += ["", f"questions that failed ({len(errors)}; counted as not answered):"]
         lines += [f"  {s['id']}: {s['error']}" for s in errors]
     return lines

@@ -198,8 +198,9 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         if req.dense is not None and mode in ("dense", "hybrid"):
             out.semantic = [_semantic(question, hit, hits, req.dense.embedder, settings)
                             for hit in hits]
-    except GlassragError as exc:  # recorded and counted as a refusal; the sweep goes on
+    except GlassragError as exc:  # recorded as ask would report it; the sweep goes on
         out.error = exc.message
+        out.refused = judge(question, None, exc.message)
     return out
 
 
