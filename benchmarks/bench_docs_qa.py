@@ -49,24 +49,36 @@ SET_CANDIDATES = (
 
 
 def eval_modules() -> dict[str, ModuleType]:
-    """glassrag's evaluation modules: its own, else this checkout's loaded into it."""
+    """glassrag's evaluation modules: its own (flat or in its ``eval`` package), else this
+    checkout's, loaded into it (they import only ``glassrag.errors``, ``glassrag.records``
+    and ``glassrag.kb``, which every layout has)."""
     import glassrag
 
     out = {}
     for name in EVAL_MODULES:
-        full = f"glassrag.{name}"
-        try:
-            out[name] = importlib.import_module(full)
-        except ModuleNotFoundError:
-            path = HERE.parent / "src" / "glassrag" / f"{name}.py"
-            spec = importlib.util.spec_from_file_location(full, path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[full] = module
-            spec.loader.exec_module(module)
-            setattr(glassrag, name, module)
-            out[name] = module
+        for full in (f"glassrag.{name}", f"glassrag.eval.{name}"):
+            try:
+                out[name] = importlib.import_module(full)
+                break
+            except ModuleNotFoundError:
+                continue
+        else:
+            out[name] = _load_here(glassrag, name)
     return out
+
+
+def _load_here(package: ModuleType, name: str) -> ModuleType:
+    found = sorted((HERE.parent / "src" / "glassrag").rglob(f"{name}.py"))
+    if not found:
+        raise SystemExit(f"glassrag has no {name} module and this checkout neither")
+    full = f"glassrag.{name}"
+    spec = importlib.util.spec_from_file_location(full, found[0])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[full] = module
+    spec.loader.exec_module(module)
+    setattr(package, name, module)
+    return module
 
 
 def default_set() -> Path | None:

@@ -194,6 +194,26 @@ def test_question_file_shape_errors(tmp_path: Path) -> None:
     assert not is_question_file(cases) and not is_question_file(tmp_path / "none.jsonl")
 
 
+def test_yaml_question_files(tmp_path: Path) -> None:
+    path = tmp_path / "q.yaml"
+    path.write_text("questions:\n  - id: a\n    question: Which port?\n    answerable: false\n"
+                    "  - id: b\n    question: Which port?\n    answerable: true\n",
+                    encoding="utf-8")
+    assert is_question_file(path)
+    with pytest.raises(InvalidInput, match=r"q.yaml: line 5: field 'answers': an answerable"):
+        load_questions(path)
+    path.write_text("- id: a\n  question: q?\n  answerable: false\n", encoding="utf-8")
+    assert [q.kind for q in load_questions(path)] == ["unanswerable"]
+    path.write_text("questions: {id: a}\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="field 'questions': expected a list of questions"):
+        load_questions(path)
+    cases = tmp_path / "cases.yaml"
+    cases.write_text("- name: x\n  question: q?\n  roles: []\n  expected_status: answered\n")
+    assert not is_question_file(cases)
+    with pytest.raises(InvalidInput, match="question files are .jsonl, .json, .yaml"):
+        load_questions(tmp_path / "q.txt")
+
+
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     return subprocess.run([sys.executable, "-m", "glassrag", *args], capture_output=True,
@@ -227,7 +247,7 @@ def test_cli_without_docs_asks_the_current_knowledge_base(tmp_path: Path) -> Non
 
 
 def test_bundled_example_set_runs() -> None:
-    questions = load_questions(EXAMPLES / "cases" / "tidepool-questions.jsonl")
+    questions = load_questions(EXAMPLES / "cases" / "tidepool-questions.yaml")
     report = run_docs_eval(questions, EXAMPLES / "tidepool")
     o = report.overall
     assert o["errors"] == 0 and report.builds[0].documents >= 2

@@ -39,8 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glassrag.errors import GlassragError, InvalidInput
-from glassrag.eval.docs_questions import DocsQuestion, holds_answer, matches_any
-from glassrag.eval.qa import answer_body
+from glassrag.eval.docs_questions import DocsQuestion, answer_text, holds_answer, matches_any
 from glassrag.records import ANSWERED, NO_EVIDENCE, Answer, Principal
 
 if TYPE_CHECKING:
@@ -176,7 +175,7 @@ def judge(question: DocsQuestion, answer: Answer | None, error: str | None = Non
     """The row for one question: what came back and each check on it."""
     status = answer.status if answer is not None else "error"
     answered = status == ANSWERED
-    text = answer_body(answer) if answer is not None and answered else ""
+    text = answer_text(answer) if answer is not None and answered else ""
     cited = answer.citations if answer is not None and answered else ()
     top = answer.evidence[:TOP_HITS] if answer is not None else ()
     citations = [{"source": c.source, "line_start": c.line_start, "line_end": c.line_end}

@@ -1,6 +1,7 @@
 """Questions about your own documentation, and the rules that judge an answer to one.
 
-A question file is JSON Lines, one object a line::
+A question file is JSON Lines, one object a line (or a YAML or JSON list of the same
+objects)::
 
     {"id": "net-001", "question": "What is the default timeout?", "answerable": true,
      "answers": ["30 seconds"],
@@ -23,14 +24,17 @@ The rules (the same as the docs-qa benchmark's scorer):
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glassrag.errors import InvalidInput
+from glassrag.eval.record_files import SUFFIXES, parse_records
+
+if TYPE_CHECKING:
+    from glassrag.records import Answer
 
 _WHITESPACE = re.compile(r"\s+")
 #: Fields that mark a JSONL file as a question file rather than a behavioural case file.
@@ -81,6 +85,15 @@ def holds_answer(answer: str, golds: tuple[str, ...] | list[str]) -> bool:
     return any(g and g in text for g in map(normalise_answer, golds))
 
 
+def answer_text(answer: Answer) -> str:
+    """The answer text without the ``Based on <source>: `` prefixes of the renderer, so that
+    a file name can never count as (part of) an answer."""
+    prefixes = tuple(f"Based on {c.source}: " for c in answer.citations)
+    lines = answer.answer.split("\n")
+    return "\n".join(next((line[len(p):] for p in prefixes if line.startswith(p)), line)
+                     for line in lines)
+
+
 def _clean_path(path: str) -> str:
     path = path.replace("\\", "/").strip()
     while path.startswith("./"):
@@ -117,59 +130,56 @@ def matches_any(path: str, line_start: int | None, line_end: int | None,
 
 
 def is_question_file(path: str | Path) -> bool:
-    """True when ``path`` is a ``.jsonl`` file whose first record has a question-file field
-    (``answerable``, ``answers`` or ``evidence``); a behavioural case file has none."""
+    """True when ``path`` is a record file (JSON Lines, JSON or YAML) whose first record has
+    a question-file field (``answerable``, ``answers`` or ``evidence``); a behavioural case
+    file has none."""
     path = Path(path)
-    if path.suffix.lower() != ".jsonl" or not path.is_file():
+    if path.suffix.lower() not in SUFFIXES or not path.is_file():
         return False
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            for line in handle:
-                if line.strip():
-                    record = json.loads(line)
-                    return isinstance(record, dict) and bool(MARKERS & record.keys())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        records = parse_records(path, path.read_text(encoding="utf-8-sig"), "questions")
+    except (OSError, UnicodeDecodeError, InvalidInput):
         return False
-    return False
+    first = records[0][1] if records else None
+    return isinstance(first, dict) and bool(MARKERS & first.keys())
 
 
 def load_questions(path: str | Path) -> list[DocsQuestion]:
-    """Read and check a question file; every problem names the file, the line and the field."""
+    """Read and check a question file: JSON Lines, or a JSON or YAML list of the same
+    objects (or a mapping whose ``questions`` key holds it). Every problem names the file,
+    the line and the field."""
     path = Path(path)
+    if path.suffix.lower() not in SUFFIXES:
+        raise InvalidInput(f"{path}: question files are .jsonl, .json, .yaml or .yml",
+                           path=str(path), field="path")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read the question file: {exc}",
                            path=str(path)) from exc
     questions: list[DocsQuestion] = []
-    seen: dict[str, int] = {}
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{path}: line {lineno}: invalid JSON: {exc.msg}",
-                               path=str(path), line=lineno) from exc
-        question = _check(path, lineno, record)
+    seen: dict[str, str] = {}
+    for index, (line, record) in enumerate(parse_records(path, text, "questions"), start=1):
+        where = f"line {line}" if line is not None else f"question {index}"
+        question = _check(path, where, record)
         if question.qid in seen:
-            raise InvalidInput(f"{path}: line {lineno}: field 'id': duplicate id "
-                               f"{question.qid!r} (first on line {seen[question.qid]})",
-                               path=str(path), line=lineno, field="id")
-        seen[question.qid] = lineno
+            raise InvalidInput(f"{path}: {where}: field 'id': duplicate id {question.qid!r} "
+                               f"(first on {seen[question.qid]})", path=str(path), line=line,
+                               field="id")
+        seen[question.qid] = where
         questions.append(question)
     if not questions:
         raise InvalidInput(f"{path}: the file holds no questions", path=str(path))
     return questions
 
 
-def _check(path: Path, lineno: int, record: Any) -> DocsQuestion:
+def _check(path: Path, where: str, record: Any) -> DocsQuestion:
     def fail(key: str, problem: str) -> InvalidInput:
-        return InvalidInput(f"{path}: line {lineno}: field {key!r}: {problem}",
-                            path=str(path), line=lineno, field=key)
+        return InvalidInput(f"{path}: {where}: field {key!r}: {problem}", path=str(path),
+                            field=key)
 
     if not isinstance(record, dict):
-        raise fail("id", "expected a JSON object")
+        raise fail("id", "expected an object")
     unknown = sorted(set(record) - KNOWN_FIELDS)
     if unknown:
         raise fail(unknown[0], f"unknown field; known: {', '.join(sorted(KNOWN_FIELDS))}")

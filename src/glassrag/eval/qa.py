@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from glassrag.errors import GlassragError, InvalidInput
+from glassrag.eval.docs_questions import answer_text as answer_body
 from glassrag.records import ANSWERED, STATUSES, Answer, Principal
 
 Progress = Callable[[int, int], None]
@@ -120,14 +121,6 @@ def contains_gold(answer: str, golds: tuple[str, ...]) -> bool:
         if needle and needle in normalize_gold(answer, drop_spaces=drop):
             return True
     return False
-
-
-def answer_body(answer: Answer) -> str:
-    """The answer text without the ``Based on <source>: `` prefixes of the renderer."""
-    prefixes = tuple(f"Based on {c.source}: " for c in answer.citations)
-    lines = answer.answer.split("\n")
-    return "\n".join(next((line[len(p):] for p in prefixes if line.startswith(p)), line)
-                     for line in lines)
 
 
 # -- loading -----------------------------------------------------------------------------

@@ -235,8 +235,8 @@ def llm_check(
 @app.command(name="eval")
 def eval_command(
     cases: Path | None = typer.Argument(
-        None, help="Case file (.yaml or .jsonl), or question file (.jsonl with answerable, "
-        "answers, evidence)"),
+        None, help="Case file (.yaml or .jsonl), or question file (.jsonl or .yaml with "
+        "answerable, answers, evidence)"),
     docs: Path | None = typer.Option(
         None, "--docs", help="Questions: build the knowledge base from this folder "
         "(kept in the global --kb if given) [default: ask the current knowledge base]"),
