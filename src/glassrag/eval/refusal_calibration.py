@@ -196,8 +196,8 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
             out.extractive[tuple(h.chunk.chunk_id for h in subset)] = {
                 t: _extractive(question, subset, settings, t) for t in coverages}
         if req.dense is not None and mode in ("dense", "hybrid"):
-            out.semantic = [_semantic(question, hit, hits, req.dense.embedder, settings)
-                            for hit in hits]
+            once = _QuestionOnce(req.dense.embedder)
+            out.semantic = [_semantic(question, hit, hits, once, settings) for hit in hits]
     except GlassragError as exc:  # recorded as ask would report it; the sweep goes on
         out.error = exc.message
         out.refused = judge(question, None, exc.message)
@@ -231,6 +231,23 @@ def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSet
     draft = extractive_answer(question.question, hits,
                               dataclasses.replace(settings, min_coverage=threshold))
     return _verified(question, draft, hits)
+
+
+class _QuestionOnce:
+    """The embedder, with the question embedded once for all the hits it is compared with."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._queries: dict[tuple[str, ...], Any] = {}
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return self.inner.embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        key = tuple(texts)
+        if key not in self._queries:
+            self._queries[key] = self.inner.embed_queries(texts)
+        return self._queries[key]
 
 
 def _semantic(question: DocsQuestion, hit: Hit, hits: Sequence[Hit], embedder: Any,
