@@ -252,3 +252,42 @@ def test_bundled_example_set_runs() -> None:
     o = report.overall
     assert o["errors"] == 0 and report.builds[0].documents >= 2
     assert o["both_correct"] >= 0.5 and o["no_evidence"] >= 0.5
+
+
+@pytest.mark.parametrize("policy", ["disclose", "conceal"])
+def test_eval_and_calibrate_show_nothing_the_asker_may_not_read(tmp_path: Path,
+                                                                policy: str) -> None:
+    from conftest import init_kb_with
+    from glassrag import Principal
+    from glassrag.eval.refusal_calibration import calibrate
+
+    kb_dir = init_kb_with(tmp_path / "kb", 'disclosure = "disclose"',
+                          f'disclosure = "{policy}"')
+    records = write_jsonl(tmp_path / "r.jsonl", [
+        {"doc_id": "pub", "title": "Relay", "source": "relay.md", "roles": ["public"],
+         "text": "The relay listens on port 7781."},
+        {"doc_id": "vaultsecretdoc", "title": "Vault canarytitle", "source": "vaultsource.md",
+         "roles": ["ops"], "text": "The vault opens with code zebracanary 4411."}])
+    questions = write_jsonl(tmp_path / "q.jsonl", [
+        {"id": "v", "question": "Which code opens the vault?", "answerable": True,
+         "answers": ["4411"], "evidence": [{"path": "vaultsource.md", "line_start": 1,
+                                            "line_end": 1}]},
+        {"id": "r", "question": "Which port does the relay listen on?", "answerable": True,
+         "answers": ["7781"], "evidence": [{"path": "relay.md", "line_start": 1,
+                                            "line_end": 1}]}])
+    with KnowledgeBase.open(kb_dir) as kb:
+        assert kb.ingest([records]).ok
+        report = run_docs_eval(load_questions(questions), kb=kb, principal=Principal("p"))
+        calibration = calibrate(load_questions(questions), kb=kb, principal=Principal("p"))
+    rows = {r["id"]: r for r in report.rows}
+    expected = "blocked_by_permission" if policy == "disclose" else "no_evidence"
+    assert rows["v"]["status"] == expected and rows["r"]["both_correct"]
+    shown = json.dumps([report.rows, report.groups, calibration.signals,
+                        calibration.coverage_curve, "\n".join(report.lines(failures=None)),
+                        "\n".join(calibration.lines())])
+    # The gold string and evidence path come from the question file itself; nothing else of
+    # the hidden document may show.
+    for secret in ("zebracanary", "vaultsecretdoc", "canarytitle", "opens with code"):
+        assert secret not in shown, secret
+    assert all(item["source"] == "relay.md" for r in report.rows
+               for item in (*r["citations"], *r["top_hits"]))
