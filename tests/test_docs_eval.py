@@ -244,6 +244,8 @@ def test_cli_without_docs_asks_the_current_knowledge_base(tmp_path: Path) -> Non
     assert data["settings"]["min_coverage"] == 0.99
     missing = _cli("--kb", "nowhere", "eval", str(path), cwd=tmp_path)
     assert missing.returncode == 3 and "no knowledge base" in missing.stderr
+    alone = _cli("eval", "--qa", str(tmp_path), "--docs", str(DOCS), cwd=tmp_path)
+    assert alone.returncode == 2 and "need a question file" in alone.stderr
 
 
 def test_bundled_example_set_runs() -> None:

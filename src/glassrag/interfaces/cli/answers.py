@@ -279,6 +279,9 @@ def eval_command(
                   "--beir DIR", markup=True)
         raise typer.Exit(EXIT_INVALID)
     report: Any
+    if cases is None and (docs is not None or calibrate):
+        err.print("[red]error:[/red] --docs and --calibrate need a question file", markup=True)
+        raise typer.Exit(EXIT_INVALID)
     if cases is not None and (docs is not None or calibrate or is_question_file(cases)):
         options = {"mode": mode, "embedder": embedder, "top_k": top_k,
                    "principal": _principal(role) if role else None}
