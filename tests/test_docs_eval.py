@@ -132,6 +132,8 @@ def test_an_existing_knowledge_base_is_asked_as_it_is(tmp_path: Path) -> None:
         report = run_docs_eval([q for q in load_questions(QUESTIONS) if q.corpus == "greenhouse"],
                                kb=kb)
         assert kb.status()["chunks"] == before
+        same = kb.evaluate(EXAMPLES / "cases" / "tidepool-questions.yaml")  # other docs
+        assert same.overall["false_refusal"] == 1.0 and kb.status()["chunks"] == before
     assert report.overall["both_correct"] == pytest.approx(2 / 6, abs=1e-4)
     with pytest.raises(InvalidInput, match="either a documentation folder"):
         run_docs_eval(load_questions(QUESTIONS))
