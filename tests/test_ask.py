@@ -11,6 +11,7 @@ from conftest import EXAMPLES, init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag import pipeline as pipeline_module
 from glassrag.errors import EmptyQuery, InvalidInput, NotFound
+from glassrag.pipeline import MAX_QUESTION_CHARS
 from glassrag.records import Draft, DraftCitation
 
 PUBLIC = Principal("pat")
@@ -141,7 +142,7 @@ def test_rejected_input_writes_no_trace(workshop: KnowledgeBase) -> None:
     with pytest.raises(EmptyQuery):
         workshop.ask("  ")
     with pytest.raises(InvalidInput, match="limit"):
-        workshop.ask("refund " * 500)
+        workshop.ask("refund " * (MAX_QUESTION_CHARS // 7 + 1))
     with pytest.raises(InvalidInput):
         workshop.ask("refund", top_k=0)
     assert _trace_count(workshop) == 0

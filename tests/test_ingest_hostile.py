@@ -46,7 +46,7 @@ def test_the_cli_reports_every_bad_file_and_stores_the_rest(tmp_path: Path) -> N
     assert "invalid date '2023-02-29'" in failed["leap.md"]
     assert "aliases (*name) are not accepted" in failed["lol.md"]
     assert "nested" in failed["deep.md"] or "nesting" in failed["deep.md"]
-    assert failed["deep.jsonl"] == "line 1: invalid JSON: nested too deeply"
+    assert failed["deep.jsonl"] == "line 1: nested deeper than 64 levels"
     kb = KnowledgeBase.open(tmp_path / "kb")
     try:
         assert kb.search("wombat burrows").hits

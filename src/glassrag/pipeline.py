@@ -40,7 +40,7 @@ from glassrag.store.traces import new_trace_id, save
 if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseSide
 
-MAX_QUESTION_CHARS = 2000
+MAX_QUESTION_CHARS = 20_000
 # How many blocked candidates the status decision (and the audit trace) looks at.
 BLOCKED_LIMIT = 5
 

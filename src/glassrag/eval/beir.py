@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glassrag.errors import EmptyQuery, InvalidInput, MissingExtra
+from glassrag.errors import EmptyQuery, GlassragError, InvalidInput, MissingExtra
 from glassrag.eval.beir_data import Corpus, load_beir
 from glassrag.eval.metrics import evaluate, per_query
 from glassrag.eval.qa import benchmark_kb_dir
@@ -69,6 +69,8 @@ _KANA = re.compile("[\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff]")
 BM25_DEFAULTS = {"k1": 1.2, "b": 0.75}
 NDCG_K, RECALL_K, MRR_K = 10, 100, 10
 METRICS = (f"ndcg@{NDCG_K}", f"recall@{RECALL_K}", f"mrr@{MRR_K}")
+#: Failed queries listed by :meth:`BeirReport.lines` (``to_dict`` has them all).
+SHOWN_FAILED = 5
 EVAL_PRINCIPAL = Principal("eval", admin=True)
 #: ``[dense]`` overrides for evaluation: no cosine cut-off, rankings are scored whole.
 EVAL_DENSE: dict[str, Any] = {"min_score": -1.0}
@@ -93,6 +95,8 @@ class BeirReport:
     search_seconds: float
     top_k: int
     empty_queries: int = 0
+    #: Queries the engine rejected (``{"id", "error"}``): scored 0, the run went on.
+    failed_queries: list[dict[str, str]] = field(default_factory=list)
     rerank: str | None = None
     fusion: str | None = None
     chunking: dict[str, Any] = field(default_factory=dict)
@@ -139,6 +143,12 @@ class BeirReport:
         ]
         if self.empty_queries:
             out.append(f"queries with no searchable terms (scored 0): {self.empty_queries}")
+        if self.failed_queries:
+            out.append(f"queries that failed (scored 0): {len(self.failed_queries)}")
+            out += [f"  {f['id']}: {f['error']}" for f in self.failed_queries[:SHOWN_FAILED]]
+            if len(self.failed_queries) > SHOWN_FAILED:
+                out.append(f"  … and {len(self.failed_queries) - SHOWN_FAILED} more"
+                           " (--json lists all)")
         if self.top_k < RECALL_K:
             out.append(f"note: only the top {self.top_k} were retrieved, so recall@{RECALL_K}"
                        f" here is recall@{self.top_k}")
@@ -289,6 +299,7 @@ def run_beir(
         per_doc = max(chunks / len(corpus), 1.0)
         run: Run = {}
         empty = 0
+        failed: list[dict[str, str]] = []
         started = time.perf_counter()
         for done, (qid, text) in enumerate(queries.items(), start=1):
             want = top_k + (1 if qid in corpus else 0)  # room for the dropped self-hit
@@ -297,13 +308,16 @@ def run_beir(
             except EmptyQuery:
                 run[qid] = {}
                 empty += 1
+            except GlassragError as exc:  # one query must not cost the run all its figures
+                run[qid] = {}
+                failed.append({"id": qid, "error": exc.message})
             if progress is not None:
                 progress(done, len(queries))
         search_seconds = time.perf_counter() - started
     return _report(directory.name, split, qrels, run, docs=len(corpus), chunks=chunks,
                    mode=mode, embedder=label, scorer="glassrag", top_k=top_k,
                    ingest_seconds=ingest_seconds, embed_seconds=embed_seconds,
-                   search_seconds=search_seconds, empty=empty, rerank=rerank,
+                   search_seconds=search_seconds, empty=empty, failed=failed, rerank=rerank,
                    fusion=fusion if mode == "hybrid" else None, chunking=chunk_settings,
                    params={"title_in_text": title_in_text,
                            **({"dense": dense_settings} if mode in ("dense", "hybrid") else {})})
@@ -441,6 +455,7 @@ def _run_bm25s(dataset: str, split: str, corpus: Corpus, queries: Mapping[str, s
 def _report(dataset: str, split: str, qrels: Mapping[str, Mapping[str, int]], run: Run, *,
             docs: int, chunks: int, mode: str, embedder: str | None, scorer: str, top_k: int,
             ingest_seconds: float, embed_seconds: float, search_seconds: float, empty: int,
+            failed: list[dict[str, str]] | None = None,
             rerank: str | None, fusion: str | None, chunking: dict[str, Any],
             params: dict[str, Any]) -> BeirReport:
     # Cut to top_k after the self-hit is gone, as BEIR scores the run it retrieved.
@@ -452,7 +467,8 @@ def _report(dataset: str, split: str, qrels: Mapping[str, Mapping[str, int]], ru
         embedder=embedder, scorer=scorer,
         metrics=evaluate(qrels, run, ndcg_k=NDCG_K, recall_k=RECALL_K, mrr_k=MRR_K),
         ingest_seconds=ingest_seconds, embed_seconds=embed_seconds,
-        search_seconds=search_seconds, top_k=top_k, empty_queries=empty, rerank=rerank,
+        search_seconds=search_seconds, top_k=top_k, empty_queries=empty,
+        failed_queries=list(failed or []), rerank=rerank,
         fusion=fusion, chunking=chunking, params=params,
         per_query=per_query(qrels, run, "ndcg", NDCG_K), run=run,
     )

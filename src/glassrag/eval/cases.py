@@ -18,17 +18,15 @@ shapes) or JSONL (one case object a line). The QA benchmark runner lives in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from glassrag.answer.verify import normalize_for_match
-from glassrag.errors import InvalidInput
+from glassrag.errors import GlassragError, InvalidInput
 from glassrag.eval.qa import Progress, QAReport, run_qa
+from glassrag.eval.record_files import parse_records
 from glassrag.records import STATUSES, Principal
 from glassrag.retrieval.search import MODES
 from glassrag.settings import MAX_TOP_K  # the engine's one cap on top_k
@@ -112,7 +110,7 @@ def load_cases(path: str | Path) -> list[EvalCase]:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read the case file: {exc}", path=str(path)) from exc
-    raw = _parse_jsonl(path, text) if suffix == ".jsonl" else _parse_document(path, text, suffix)
+    raw = parse_records(path, text, "cases")
     if not raw:
         raise InvalidInput(f"{path}: the file holds no cases", path=str(path), field="cases")
     cases: list[EvalCase] = []
@@ -126,61 +124,6 @@ def load_cases(path: str | Path) -> list[EvalCase]:
         seen[case.name] = where
         cases.append(case)
     return cases
-
-
-def _parse_jsonl(path: Path, text: str) -> list[tuple[int | None, Any]]:
-    out: list[tuple[int | None, Any]] = []
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append((lineno, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{path}: line {lineno}: invalid JSON: {exc.msg} at column "
-                               f"{exc.colno}", path=str(path), line=lineno) from exc
-    return out
-
-
-def _parse_document(path: Path, text: str, suffix: str) -> list[tuple[int | None, Any]]:
-    lines: list[int | None] = []
-    try:
-        if suffix == ".json":
-            data = json.loads(text) if text.strip() else None
-        else:
-            data = yaml.safe_load(text)
-            lines = _yaml_item_lines(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}",
-                           path=str(path), line=exc.lineno) from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InvalidInput(f"{path}: invalid YAML{at}: {problem}", path=str(path)) from exc
-    if isinstance(data, dict):
-        extra = sorted(str(k) for k in data if k != "cases")
-        if extra:
-            raise InvalidInput(f"{path}: unknown top-level key(s) {', '.join(extra)}; the file "
-                               "is a list of cases or a mapping with one key, 'cases'",
-                               path=str(path), field=extra[0])
-        data = data.get("cases")
-    if data is None:
-        return []
-    if not isinstance(data, list):
-        raise InvalidInput(f"{path}: field 'cases': expected a list of cases, got "
-                           f"{type(data).__name__}", path=str(path), field="cases")
-    lines = lines if len(lines) == len(data) else [None] * len(data)
-    return list(zip(lines, data, strict=True))
-
-
-def _yaml_item_lines(text: str) -> list[int | None]:
-    """1-based first line of each case in a YAML case file (empty if the shape is odd)."""
-    node = yaml.compose(text)
-    if isinstance(node, yaml.MappingNode):
-        node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
-    if not isinstance(node, yaml.SequenceNode):
-        return []
-    return [item.start_mark.line + 1 for item in node.value]
 
 
 def _where(index: int, name: object, line: int | None) -> str:
@@ -240,9 +183,16 @@ def _check_case(path: Path, index: int, line: int | None, item: Any) -> EvalCase
 
 
 def run_case(kb: KnowledgeBase, case: EvalCase) -> CaseResult:
-    """Ask ``case.question`` as a principal with ``case.roles`` and check every expectation."""
-    answer = kb.ask(case.question, principal=Principal("eval", roles=case.roles),
-                    top_k=case.top_k, mode=case.mode)
+    """Ask ``case.question`` as a principal with ``case.roles`` and check every expectation.
+
+    A question the engine rejects fails its case (status ``error``, the message as the
+    reason) instead of ending the run."""
+    try:
+        answer = kb.ask(case.question, principal=Principal("eval", roles=case.roles),
+                        top_k=case.top_k, mode=case.mode)
+    except GlassragError as exc:
+        return CaseResult(name=case.name, ok=False, status="error", citations=[],
+                          reasons=[f"error: {exc.message}"])
     sources = list(dict.fromkeys(c.source for c in answer.citations))
     reasons: list[str] = []
     if answer.status != case.expected_status:

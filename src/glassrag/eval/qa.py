@@ -34,7 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from glassrag.errors import InvalidInput
+from glassrag.errors import GlassragError, InvalidInput
+from glassrag.eval.docs_questions import answer_text as answer_body
 from glassrag.records import ANSWERED, STATUSES, Answer, Principal
 
 Progress = Callable[[int, int], None]
@@ -45,7 +46,7 @@ Progress = Callable[[int, int], None]
 DEFAULT_CHUNKING: dict[str, Any] = {"jsonl": "punctuation", "size": 2000, "overlap": 200}
 #: Why a question did or did not get a gold answer, checked in this order.
 OUTCOMES = ("correct", "retrieval_miss", "gold_not_in_evidence", "not_answered",
-            "wrong_sentence")
+            "wrong_sentence", "error")
 
 _WHITESPACE = re.compile(r"\s+")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -120,14 +121,6 @@ def contains_gold(answer: str, golds: tuple[str, ...]) -> bool:
         if needle and needle in normalize_gold(answer, drop_spaces=drop):
             return True
     return False
-
-
-def answer_body(answer: Answer) -> str:
-    """The answer text without the ``Based on <source>: `` prefixes of the renderer."""
-    prefixes = tuple(f"Based on {c.source}: " for c in answer.citations)
-    lines = answer.answer.split("\n")
-    return "\n".join(next((line[len(p):] for p in prefixes if line.startswith(p)), line)
-                     for line in lines)
 
 
 # -- loading -----------------------------------------------------------------------------
@@ -250,8 +243,12 @@ def run_qa(
             started = time.perf_counter()
             rows = []
             for done, question in enumerate(questions, start=1):
-                got = kb.ask(question.text, principal=Principal("qa-eval"), top_k=k, mode=mode)
-                rows.append(score_answer(question, got))
+                try:
+                    got = kb.ask(question.text, principal=Principal("qa-eval"), top_k=k,
+                                 mode=mode)
+                    rows.append(score_answer(question, got))
+                except GlassragError as exc:  # reported with the question; the run goes on
+                    rows.append(error_row(question, exc.message))
                 if progress is not None:
                     progress(done, len(questions))
             elapsed = time.perf_counter() - started
@@ -288,6 +285,16 @@ def score_answer(question: QAQuestion, answer: Answer) -> dict[str, Any]:
     }
 
 
+def error_row(question: QAQuestion, message: str) -> dict[str, Any]:
+    """The row of a question the engine rejected: counted as not answered."""
+    return {
+        "qid": question.qid, "question": question.text, "gold": list(question.answers),
+        "status": "error", "answer": "", "correct": False, "outcome": "error",
+        "first_citation_gold": False, "gold_retrieved": False, "gold_rank": None,
+        "trace_id": None, "error": message,
+    }
+
+
 def summarize(dataset: str, rows: list[dict[str, Any]], *, mode: str, top_k: int, chunks: int,
               chunking: dict[str, Any], ingest_seconds: float, elapsed: float) -> QAReport:
     """Aggregate :func:`score_answer` rows into a :class:`QAReport`."""
@@ -302,8 +309,10 @@ def summarize(dataset: str, rows: list[dict[str, Any]], *, mode: str, top_k: int
         dataset=dataset, n=n, mode=mode, top_k=top_k,
         answer_contains_gold=share("correct"), first_citation_gold=share("first_citation_gold"),
         gold_in_evidence=share("gold_retrieved"),
-        statuses={s: statuses.get(s, 0) for s in STATUSES},
-        outcomes={o: outcomes.get(o, 0) for o in OUTCOMES},
+        # "error" (a question the engine rejected) is listed only when it happened.
+        statuses={s: statuses.get(s, 0) for s in (*STATUSES, "error")
+                  if s != "error" or statuses.get(s)},
+        outcomes={o: outcomes.get(o, 0) for o in OUTCOMES if o != "error" or outcomes.get(o)},
         ingest_seconds=ingest_seconds, elapsed_seconds=elapsed, chunks=chunks,
         chunking=chunking, rows=rows,
     )

@@ -24,7 +24,7 @@ from charset_normalizer import from_bytes
 from glassrag.errors import GlassragError, InputFileError
 from glassrag.parsers import PARSERS, Limits, ParseOptions, parse_bytes, parser_for
 from glassrag.parsers.base import failure_reason
-from glassrag.parsers.front_matter import deeper_than, load_front_matter
+from glassrag.parsers.front_matter import load_front_matter
 from glassrag.records import FailedInput, SourceDocument
 
 __all__ = [
@@ -513,7 +513,35 @@ def _jsonl_lines(lines: Iterable[str | _BadLine], ctx: _Ctx, result: ReadResult)
         result.errors.append(ctx.fail("empty file (only whitespace)"))
 
 
+def _json_depth(line: str) -> int:
+    """The deepest bracket nesting of a JSON text, brackets inside strings not counted."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "}]":
+            depth -= 1
+    return deepest
+
+
 def _jsonl_record(line: str, ctx: _Ctx) -> SourceDocument:
+    # Nesting past the cap needs that many brackets: counting them (C speed) spares the scan
+    # on almost every line. Checked before parsing, so the outcome never depends on how deep
+    # the interpreter's recursion limit lets json go.
+    depth_cap = ctx.limits.max_metadata_depth
+    if line.count("{") + line.count("[") > depth_cap and _json_depth(line) > depth_cap:
+        raise ValueError(f"nested deeper than {depth_cap} levels")
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -522,11 +550,6 @@ def _jsonl_record(line: str, ctx: _Ctx) -> SourceDocument:
         raise ValueError("invalid JSON: nested too deeply") from None
     if not isinstance(record, dict):
         raise ValueError(f"expected a JSON object, got {type(record).__name__}")
-    # Nesting past the cap needs that many brackets: counting them (C speed) spares the walk
-    # on almost every line.
-    depth_cap = ctx.limits.max_metadata_depth
-    if line.count("{") + line.count("[") > depth_cap and deeper_than(record, depth_cap):
-        raise ValueError(f"nested deeper than {depth_cap} levels")
     for key in ("doc_id", "text"):
         if record.get(key) is None:
             raise ValueError(f"missing required field '{key}'")

@@ -19,17 +19,18 @@ from typing import TYPE_CHECKING
 from glassrag.errors import EmptyQuery, InvalidInput
 from glassrag.records import Hit, Principal
 from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
+from glassrag.retrieval.query_terms import query_terms
 from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_score, validate_terms
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
-from glassrag.text.analysis import analyze, unique_terms
+from glassrag.text.analysis import unique_terms
 from glassrag.vectors.index import VectorMatch
 
 if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseSide
 
 MODES = ("bm25", "dense", "hybrid", "overlap", "terms")
-MAX_QUERY_CHARS = 2000
+MAX_QUERY_CHARS = 20_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Settings for a single retriever's list, where no fusion applies.
 _SINGLE = DenseSettings()
@@ -135,12 +136,12 @@ def retrieve(
 
 def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
           top_k: int, blocked_limit: int, conceal: bool = False) -> Retrieval:
-    terms = unique_terms(analyze(query))
+    readable = readable_sets(store, principal)
+    terms = query_terms(query, store, lexical, readable)
     if not terms:
         raise EmptyQuery(
             "the query has no searchable terms (only stop words or punctuation)", field="query"
         )
-    readable = readable_sets(store, principal)
     matches, blocked_count, blocked_matches = _lexical(
         store, lexical, terms, readable, top_k, blocked_limit, conceal
     )
@@ -175,9 +176,9 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: Den
     Fusion works on row ids and scores; only the fused top-k (and the few blocked
     candidates the status needs) are loaded from SQLite.
     """
-    terms = unique_terms(analyze(query))
     pool = top_k if only_dense else max(top_k, settings.candidates)
     readable = readable_sets(store, principal)
+    terms = query_terms(query, store, lexical, readable)
     dense_found = dense.search(query, readable, pool, blocked_limit,
                                settings.min_cosine(dense.spec), exact=conceal)
     if conceal:

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from glassrag.errors import InvalidInput
 from glassrag.interfaces.cli.main import (
     EMBEDDER_OPTION,
     EXIT_FAILED,
@@ -234,7 +235,23 @@ def llm_check(
 
 @app.command(name="eval")
 def eval_command(
-    cases: Path | None = typer.Argument(None, help="Case file (.yaml or .jsonl)"),
+    cases: Path | None = typer.Argument(
+        None, help="Case file (.yaml or .jsonl), or question file (.jsonl or .yaml with "
+        "answerable, answers, evidence)"),
+    docs: Path | None = typer.Option(
+        None, "--docs", help="Questions: build the knowledge base from this folder "
+        "(kept in the global --kb if given) [default: ask the current knowledge base]"),
+    calibrate: bool = typer.Option(
+        False, "--calibrate", help="Questions: recommend no_evidence thresholds instead"),
+    false_refusal_rate: float = typer.Option(
+        0.1, "--false-refusal-rate", help="--calibrate: the most answerable questions "
+        "that may be refused"),
+    min_coverage: float | None = typer.Option(
+        None, "--min-coverage", help="Questions: [answer] min_coverage for this run"),
+    min_score: float | None = typer.Option(
+        None, "--min-score", help="Questions: [dense] min_score for this run"),
+    failures: int = typer.Option(20, "--failures", help="Questions: failures to print"),
+    role: list[str] = ROLE_OPTION,
     qa: Path | None = typer.Option(None, "--qa", help="A QA set in BEIR layout"),
     beir: Path | None = typer.Option(None, "--beir", help="A retrieval set in BEIR layout"),
     mode: str | None = MODE_OPTION,
@@ -249,15 +266,31 @@ def eval_command(
     limit: int | None = typer.Option(None, help="--qa/--beir: only the first N questions"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
-    """Run behavioural cases (PASS/FAIL, passed: N/M), a QA benchmark (--qa DIR) or a
-    retrieval benchmark (--beir DIR: nDCG@10, recall@100, MRR@10). The benchmarks build a
-    temporary knowledge base, or keep and reuse the one given with the global --kb."""
+    """Run behavioural cases (PASS/FAIL, passed: N/M), questions about your documentation
+    (QUESTIONS.jsonl [--docs DIR]: answered and cited correctly, false refusals, no_evidence
+    on unanswerable questions, gold passage in the top 5; --calibrate: the thresholds to use),
+    a QA benchmark (--qa DIR) or a retrieval benchmark (--beir DIR: nDCG@10, recall@100,
+    MRR@10). --docs, --qa and --beir build a temporary knowledge base, or keep and reuse the
+    one given with the global --kb."""
     from glassrag.eval.cases import load_cases, run_cases, run_qa
+    from glassrag.eval.docs_questions import is_question_file
 
     if sum(x is not None for x in (cases, qa, beir)) != 1:
-        err.print("[red]error:[/red] give one of: a case file, --qa DIR, --beir DIR", markup=True)
+        err.print("[red]error:[/red] give one of: a case file, a question file, --qa DIR, "
+                  "--beir DIR", markup=True)
         raise typer.Exit(EXIT_INVALID)
     report: Any
+    if cases is None and (docs is not None or calibrate):
+        err.print("[red]error:[/red] --docs and --calibrate need a question file", markup=True)
+        raise typer.Exit(EXIT_INVALID)
+    if cases is not None and (docs is not None or calibrate or is_question_file(cases)):
+        options = {"mode": mode, "embedder": embedder, "top_k": top_k,
+                   "principal": _principal(role) if role else None}
+        with _errors(as_json):
+            _eval_docs(cases, docs, calibrate, false_refusal_rate, options,
+                       {"min_coverage": min_coverage, "min_score": min_score}, failures,
+                       as_json)
+        return
     with _errors(as_json):
         if beir is not None:
             first = {"mode": mode or "bm25", "embedder": embedder, "rerank": rerank,
@@ -305,7 +338,52 @@ def _eval_beir(directory: Path, first: dict[str, Any], split: str, compare: str 
             reports = list(run_pair(directory, first, second, progress=tick, **common))
     if as_json:
         _print_json([r.to_dict() for r in reports])
-        return
-    lines = reports[0].lines() if len(reports) == 1 else side_by_side(*reports)
-    for line in lines:
-        out.print(line, markup=False)
+    else:
+        lines = reports[0].lines() if len(reports) == 1 else side_by_side(*reports) + [
+            f"{r.label}: {len(r.failed_queries)} queries failed (scored 0; --json lists them)"
+            for r in reports if r.failed_queries]
+        for line in lines:
+            out.print(line, markup=False)
+    if any(r.failed_queries for r in reports):  # figures printed, but not all queries ran
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _eval_docs(questions_path: Path, docs: Path | None, calibrate: bool, target: float,
+               options: dict[str, Any], thresholds: dict[str, float | None], failures: int,
+               as_json: bool) -> None:
+    """Questions about documentation: judged answers, or (``calibrate``) thresholds.
+    Exits 1 when a question could not be asked (the others are still reported)."""
+    from glassrag.eval.docs import run_docs_eval
+    from glassrag.eval.docs_questions import load_questions
+    from glassrag.eval.refusal_calibration import calibrate as run_calibration
+
+    questions = load_questions(questions_path)
+    overrides = {section: {key: value} for section, key, value in (
+        ("answer", "min_coverage", thresholds["min_coverage"]),
+        ("dense", "min_score", thresholds["min_score"])) if value is not None}
+    if calibrate and overrides:
+        raise InvalidInput("--calibrate sweeps the thresholds itself; drop --min-coverage and "
+                           "--min-score", field="calibrate")
+    # With --docs only an explicit --kb is written to; without it, the current one is read.
+    kb = None if docs is not None else _open()
+    where: dict[str, Any] = {"kb": kb} if kb is not None else {"kb_path": state.kb_path}
+    try:
+        with _progress("asking") as tick:
+            if calibrate:
+                report: Any = run_calibration(questions, docs, false_refusal_rate=target,
+                                              progress=tick, **where, **options)
+            else:
+                report = run_docs_eval(questions, docs, overrides=overrides, progress=tick,
+                                       **where, **options)
+    finally:
+        if kb is not None:
+            kb.close()
+    if as_json:
+        _print_json(report)
+    else:
+        lines = report.lines() if calibrate else report.lines(failures=failures)
+        for line in lines:
+            out.print(line, markup=False)
+    failed = [s for s in report.signals if s["error"]] if calibrate else report.errors
+    if failed:
+        raise typer.Exit(EXIT_FAILED)

@@ -1,0 +1,325 @@
+"""Calibrated refusals: which ``no_evidence`` thresholds to use, measured on your questions.
+
+The extractive answerer refuses (``no_evidence``) on two gates:
+
+* ``[answer] min_coverage``: the weighted share of the question's terms the best sentence
+  must cover (every mode);
+* ``[dense] min_score`` (dense and hybrid): the cosine a hit needs to count as evidence, and
+  a sentence needs for the semantic fallback (the sentence closest in meaning is quoted when
+  no sentence covers the question's words). It also cuts the dense candidates retrieval uses.
+
+:func:`calibrate` retrieves each question once with both gates open (dense cut-off -1),
+records per question the signals the gates look at (the extractive draft at each coverage
+threshold, each hit's cosine and its closest sentence's cosine) and then sweeps the
+thresholds offline, judging each outcome with :func:`glassrag.eval.docs.judge`. It recommends
+the pair that refuses the most unanswerable questions while refusing at most
+``false_refusal_rate`` of the answerable ones (ties: more correct answers, then the stricter
+thresholds).
+
+Exact for bm25 and dense mode (in dense mode a cut-off keeps a prefix of the dense ranking).
+In hybrid mode the dense cut-off also changes which candidates are fused; the sweep keeps the
+fused list retrieved with the gate open, so its hybrid figures are estimates: confirm the
+chosen pair with ``glassrag eval QUESTIONS --docs DIR --min-coverage T --min-score M``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from glassrag.errors import GlassragError, InvalidInput
+from glassrag.eval.docs import (
+    EVAL_PRINCIPAL,
+    CorpusBuild,
+    Progress,
+    _knowledge_bases,
+    judge,
+    rates,
+)
+from glassrag.eval.docs_questions import DocsQuestion
+from glassrag.records import ANSWERED, Answer, Draft, Hit, Principal
+
+if TYPE_CHECKING:
+    from glassrag.answer.extractive import AnswerSettings
+    from glassrag.kb import KnowledgeBase
+
+#: Coverage thresholds tried: 0, 0.025, …, 1.
+COVERAGE_GRID = tuple(round(i * 0.025, 3) for i in range(41))
+#: Cosine thresholds tried are the recorded cosines rounded to this step.
+COSINE_STEP = 0.005
+SCORED = ("answered_correct", "cited_correct", "both_correct", "false_refusal", "no_evidence")
+
+Row = dict[str, Any]
+
+
+@dataclass
+class Signals:
+    """What the gates of one question look at, and the judged outcome of every choice."""
+
+    question: DocsQuestion
+    # chunk ids of a hit list -> coverage threshold -> judged row (an answered draft) or None
+    extractive: dict[tuple[str, ...], dict[float, Row | None]] = field(default_factory=dict)
+    hits: list[str] = field(default_factory=list)  # chunk ids, best first
+    dense: list[float | None] = field(default_factory=list)  # each hit's cosine
+    semantic: list[tuple[float, Row]] = field(default_factory=list)  # closest sentence per hit
+    refused: Row = field(default_factory=dict)
+    error: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """The recorded signals, for the JSON report."""
+        full = self.extractive.get(tuple(self.hits), {})
+        answering = [t for t, row in full.items() if row is not None]
+        cosines = [d for d in self.dense if d is not None]
+        return {"id": self.question.qid, "answerable": self.question.answerable,
+                "corpus": self.question.corpus, "kind": self.question.kind,
+                "coverage": max(answering) if answering else None,
+                "dense_top": round(max(cosines), 4) if cosines else None,
+                "semantic_best": round(max(s for s, _ in self.semantic), 4)
+                if self.semantic else None, "error": self.error}
+
+
+@dataclass
+class CalibrationReport:
+    mode: str
+    embedder: str | None
+    false_refusal_rate: float
+    current: dict[str, Any]
+    recommended: dict[str, Any]
+    reachable: bool
+    coverage_curve: list[dict[str, Any]]
+    cosine_curve: list[dict[str, Any]]
+    signals: list[dict[str, Any]]
+    builds: list[CorpusBuild]
+    exact: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def lines(self) -> list[str]:
+        from glassrag.eval.docs_report import calibration_lines
+
+        return calibration_lines(self)
+
+
+def calibrate(
+    questions: Sequence[DocsQuestion],
+    docs: Any = None,
+    *,
+    kb: KnowledgeBase | None = None,
+    kb_path: Any = None,
+    mode: str | None = None,
+    embedder: str | None = None,
+    top_k: int | None = None,
+    principal: Principal | None = None,
+    false_refusal_rate: float = 0.1,
+    progress: Progress | None = None,
+) -> CalibrationReport:
+    """Recommend ``min_coverage`` (and, dense/hybrid, ``min_score``) for ``questions``.
+
+    Folders and knowledge bases are handled as :func:`glassrag.eval.docs.run_docs_eval`
+    does. The answerer is the extractive one, whatever the ``[llm]`` settings say.
+    """
+    if not 0.0 <= false_refusal_rate <= 1.0:
+        raise InvalidInput("the false-refusal rate must be between 0 and 1",
+                           field="false_refusal_rate")
+    principal = principal or EVAL_PRINCIPAL
+    signals: list[Signals] = []
+    builds: list[CorpusBuild] = []
+    now_coverage, now_cosine = 0.3, None
+    used_mode, spec = mode or "bm25", embedder
+    coverages: list[float] = list(COVERAGE_GRID)
+    with _knowledge_bases(questions, docs, kb, kb_path, embedder, mode) as plan:
+        for build, base, asked in plan:
+            builds.append(build)
+            used_mode = mode or base.settings.search.mode
+            side = base.dense(embedder) if used_mode in ("dense", "hybrid") else None
+            spec = side.spec if side is not None else None
+            now_coverage = base.settings.answer.min_coverage
+            now_cosine = base.settings.dense.min_cosine(spec) if side else None
+            coverages = _with(COVERAGE_GRID, now_coverage)
+            for question in asked:
+                signals.append(record(base, question, principal, used_mode, embedder, top_k,
+                                      coverages))
+                if progress is not None:
+                    progress(len(signals), len(questions))
+    cosines = _cosine_grid(signals, now_cosine) if spec else [None]
+    table = {(t, m): score(signals, t, m, used_mode) for t in coverages for m in cosines}
+    chosen, reachable = choose(table, false_refusal_rate)
+    now = table[(now_coverage, now_cosine)]
+    return CalibrationReport(
+        mode=used_mode, embedder=spec, false_refusal_rate=false_refusal_rate,
+        current={**_thresholds(now_coverage, now_cosine), **now},
+        recommended={**_thresholds(*chosen), **table[chosen]}, reachable=reachable,
+        coverage_curve=[{**_thresholds(t, chosen[1]), **table[(t, chosen[1])]}
+                        for t in COVERAGE_GRID],
+        cosine_curve=[{**_thresholds(chosen[0], m), **table[(chosen[0], m)]}
+                      for m in cosines] if spec else [],
+        signals=[s.summary() for s in signals], builds=builds,
+        exact=used_mode != "hybrid")
+
+
+def _thresholds(coverage: float, cosine: float | None) -> dict[str, Any]:
+    return {"min_coverage": coverage, "min_score": cosine}
+
+
+def _with(grid: Sequence[float], value: float) -> list[float]:
+    return sorted({*grid, value})
+
+
+# -- recording -----------------------------------------------------------------------------
+
+
+def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode: str,
+           embedder: str | None, top_k: int | None,
+           coverages: Sequence[float] = COVERAGE_GRID) -> Signals:
+    """Retrieve once with the gates open and judge every outcome the ``coverages``
+    thresholds and any cosine threshold can pick."""
+    from glassrag.pipeline import run_retrieval
+
+    out = Signals(question, refused=judge(question, _refusal(question)))
+    try:
+        req = kb._ask_request(question.question, principal, top_k, mode, None, embedder)
+        if req.dense_settings is not None:  # gate open: no dense candidate is cut
+            req = dataclasses.replace(req, dense_settings=req.dense_settings.model_copy(
+                update={"min_score": -1.0}))
+        with kb.lock:
+            kb._sync()
+            found = run_retrieval(kb.store, kb.lexical, req)
+        settings = kb._answer_settings()
+        hits = list(found.hits)
+        out.hits = [h.chunk.chunk_id for h in hits]
+        out.dense = [h.scores.get("dense") for h in hits]
+        lists = [hits] if mode != "dense" else [hits[:n] for n in range(1, len(hits) + 1)]
+        for subset in lists:
+            out.extractive[tuple(h.chunk.chunk_id for h in subset)] = {
+                t: _extractive(question, subset, settings, t) for t in coverages}
+        if req.dense is not None and mode in ("dense", "hybrid"):
+            once = _QuestionOnce(req.dense.embedder)
+            out.semantic = [_semantic(question, hit, hits, once, settings) for hit in hits]
+    except GlassragError as exc:  # recorded as ask would report it; the sweep goes on
+        out.error = exc.message
+        out.refused = judge(question, None, exc.message)
+    return out
+
+
+def _refusal(question: DocsQuestion) -> Answer:
+    return Answer(status="no_evidence", answer="", citations=(), evidence=(), trace_id=None,
+                  question=question.question)
+
+
+def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit]) -> Row | None:
+    from glassrag.answer.verify import verify
+
+    if draft.status != ANSWERED:
+        return None
+    checked = verify(draft, list(evidence))
+    if not checked.ok:
+        return None
+    answer = Answer(status=ANSWERED, answer=draft.text, citations=checked.citations,
+                    evidence=tuple(evidence), trace_id=None, question=question.question)
+    return judge(question, answer)
+
+
+def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSettings,
+                threshold: float) -> Row | None:
+    from glassrag.answer.extractive import extractive_answer
+
+    if not hits:
+        return None
+    draft = extractive_answer(question.question, hits,
+                              dataclasses.replace(settings, min_coverage=threshold))
+    return _verified(question, draft, hits)
+
+
+class _QuestionOnce:
+    """The embedder, with the question embedded once for all the hits it is compared with."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._queries: dict[tuple[str, ...], Any] = {}
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return self.inner.embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Any:
+        key = tuple(texts)
+        if key not in self._queries:
+            self._queries[key] = self.inner.embed_queries(texts)
+        return self._queries[key]
+
+
+def _semantic(question: DocsQuestion, hit: Hit, hits: Sequence[Hit], embedder: Any,
+              settings: AnswerSettings) -> tuple[float, Row]:
+    """The sentence of ``hit`` closest in meaning to the question, and its cosine."""
+    from glassrag.answer.extractive import semantic_answer
+
+    draft = semantic_answer(question.question, [hit], embedder, -1.0, settings)
+    similarity = float(draft.notes.get("best_similarity", -1.0))
+    return similarity, _verified(question, draft, hits) or {}
+
+
+# -- sweeping ------------------------------------------------------------------------------
+
+
+def outcome(s: Signals, coverage: float, cosine: float | None, mode: str) -> Row:
+    """The judged row the decision would produce at these thresholds (pipeline.decide's
+    order: the extractive draft first, then the semantic fallback among close hits)."""
+    if s.error is not None or not s.hits:
+        return s.refused
+    keep = list(range(len(s.hits)))
+    cosines = [-1.0 if d is None else d for d in s.dense]
+    if mode == "dense" and cosine is not None:  # the dense search itself cuts below it
+        keep = [i for i in keep if cosines[i] >= cosine]
+    subset = tuple(s.hits[i] for i in keep)
+    row = s.extractive.get(subset, {}).get(coverage) if subset else None
+    if row is not None:
+        return row
+    if cosine is None or not s.semantic:
+        return s.refused
+    close = [i for i in keep if cosines[i] >= cosine]
+    if not close:
+        return s.refused
+    best = max(close, key=lambda i: (round(s.semantic[i][0], 6), -i))
+    similarity, answered = s.semantic[best]
+    return answered if similarity >= cosine and answered else s.refused
+
+
+def score(signals: Sequence[Signals], coverage: float, cosine: float | None,
+          mode: str) -> dict[str, Any]:
+    """The rates all questions would get at these thresholds."""
+    figures = rates([outcome(s, coverage, cosine, mode) for s in signals])
+    return {key: figures[key] for key in SCORED}
+
+
+def choose(table: Mapping[tuple[float, float | None], Mapping[str, Any]],
+           target: float) -> tuple[tuple[float, float | None], bool]:
+    """The thresholds refusing the most unanswerable questions within the false-refusal
+    target (ties: more correct answers, then stricter thresholds); when no pair meets the
+    target, the pair with the fewest false refusals. Returns the pair and whether the
+    target was met."""
+    def rate(key: tuple[float, float | None], name: str) -> float:
+        value = table[key][name]
+        return -1.0 if value is None else float(value)
+
+    within = [k for k in table if rate(k, "false_refusal") <= target + 1e-9]
+    reachable = bool(within)
+    pool = within or list(table)
+
+    def preference(key: tuple[float, float | None]) -> tuple[float, ...]:
+        strict = (key[0], key[1] if key[1] is not None else 0.0)
+        if not reachable:
+            return (-rate(key, "false_refusal"), rate(key, "answered_correct"), *strict)
+        return (rate(key, "no_evidence"), rate(key, "answered_correct"), *strict)
+
+    return max(pool, key=preference), reachable
+
+
+def _cosine_grid(signals: Sequence[Signals], current: float | None) -> list[float | None]:
+    values: set[float | None] = {round(round(v / COSINE_STEP) * COSINE_STEP, 3)
+              for s in signals for v in [*(d for d in s.dense if d is not None),
+                                         *(sim for sim, _ in s.semantic)]}
+    if current is not None:
+        values.add(current)
+    return sorted(values, key=lambda v: -2.0 if v is None else v) or [current]
