@@ -18,9 +18,7 @@ percentile, characters of the answer text with code) and the ask latency (median
 Knowledge bases are kept under ``benchmarks/out/docs-qa-kb/<key>/<corpus>/``, the key being a
 hash of glassrag's source files, the mode's embedder and the corpus files, so a rerun on the
 same code reuses them and a code change builds new ones; ``--rebuild`` builds afresh anyway.
-The glassrag under test is whatever ``import glassrag`` finds; when it has no
-``glassrag.eval.docs`` (an older branch), the evaluation modules of this checkout are loaded
-into it (they use only the public ``KnowledgeBase`` API).
+The glassrag under test is whatever ``import glassrag`` finds.
 """
 
 from __future__ import annotations
@@ -40,7 +38,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
-EVAL_MODULES = ("docs_questions", "docs_eval", "docs_eval_report")
+EVAL_MODULES = {"docs_questions": "docs_questions", "docs_eval": "docs",
+                "docs_eval_report": "docs_report"}
 SET_CANDIDATES = (
     os.environ.get("DOCS_QA_DEV", ""),
     str(HERE.parent.parent / "shared" / "benchmarks" / "docs-qa-dev"),
@@ -49,36 +48,9 @@ SET_CANDIDATES = (
 
 
 def eval_modules() -> dict[str, ModuleType]:
-    """glassrag's evaluation modules: its own (flat or in its ``eval`` package), else this
-    checkout's, loaded into it (they import only ``glassrag.errors``, ``glassrag.records``
-    and ``glassrag.kb``, which every layout has)."""
-    import glassrag
-
-    out = {}
-    for name in EVAL_MODULES:
-        for full in (f"glassrag.{name}", f"glassrag.eval.{name}"):
-            try:
-                out[name] = importlib.import_module(full)
-                break
-            except ModuleNotFoundError:
-                continue
-        else:
-            out[name] = _load_here(glassrag, name)
-    return out
-
-
-def _load_here(package: ModuleType, name: str) -> ModuleType:
-    found = sorted((HERE.parent / "src" / "glassrag").rglob(f"{name}.py"))
-    if not found:
-        raise SystemExit(f"glassrag has no {name} module and this checkout neither")
-    full = f"glassrag.{name}"
-    spec = importlib.util.spec_from_file_location(full, found[0])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[full] = module
-    spec.loader.exec_module(module)
-    setattr(package, name, module)
-    return module
+    """glassrag's evaluation modules, by the names this script uses."""
+    return {name: importlib.import_module(f"glassrag.eval.{module}")
+            for name, module in EVAL_MODULES.items()}
 
 
 def default_set() -> Path | None:
