@@ -5,7 +5,10 @@ spreads its forward passes over threads itself. OpenBLAS's own threads get in th
 with two of them on a loaded 2-core machine, a batch of per-head products took 0.85 s of
 wall time against 0.06 s with one. The limit is process-wide (BLAS has no per-thread
 setting), so it is counted: the first block to enter sets it, the last to leave restores
-the previous setting. Without ``threadpoolctl`` nothing is changed.
+the previous setting. OpenBLAS ignores a change made from another thread than the main one
+once the main thread has set a count, so a block entered first in the main thread is best
+left last there too (the CLI's and the server's case); otherwise the restore may not take.
+Without ``threadpoolctl`` nothing is changed.
 """
 
 from __future__ import annotations
