@@ -35,8 +35,8 @@ def available_cores() -> int:
 
 @contextmanager
 def blas_single_threaded() -> Iterator[None]:
-    """Within the block, BLAS calls (numpy's OpenBLAS, any other loaded BLAS) use one
-    thread. Re-entrant and safe to enter from several threads at once."""
+    """Within the block, numpy's BLAS (and any other BLAS loaded before the first call)
+    uses one thread. Re-entrant and safe to enter from several threads at once."""
     global _depth, _limiter
     with _lock:
         if _depth == 0:
@@ -60,5 +60,6 @@ def _limit_to_one() -> Any:
         except ImportError:
             return None
         # Built once: it scans the loaded libraries (~5 ms); a limit costs ~20 us after.
+        # numpy's BLAS, the one that matters here, is loaded by then.
         _controller = ThreadpoolController()
     return _controller.limit(limits=1, user_api="blas")
