@@ -8,15 +8,18 @@ ingest embedding throughput, for the numpy runtime against sentence-transformers
    hybrid with ``runtime=numpy`` (the default), hybrid with ``runtime=torch`` (what every
    hybrid ask did before), and with ``--old-src`` the same hybrid ask run by another checkout
    (e.g. the main branch before this change).
-2. Embeds ``--texts`` passages (SciFact abstracts when ``../shared/benchmarks/scifact`` is
-   beside the checkout, else this repository's Markdown paragraphs) with each runtime in
-   this process, after a warm-up, and reports texts/s and tokens/s.
+2. Embeds ``--texts`` passages (``--corpus``: SciFact's abstracts when
+   ``../shared/benchmarks/scifact`` is beside the checkout, else this repository's Markdown
+   paragraphs), then as many sentences cut from them, with each runtime in this process
+   after a warm-up, and reports texts/s and CPU seconds per 100 texts (all threads).
+3. Embeds single questions in this process (as a server's hybrid ask does): p50 and p90.
 
 The machine's load average is recorded before and after: on a shared machine the wall times
 are only comparable within one run.
 
     .venv/bin/python benchmarks/bench_cli_hybrid.py --runs 7 --texts 512
-    .venv/bin/python benchmarks/bench_cli_hybrid.py --old-src ../main/src
+    .venv/bin/python benchmarks/bench_cli_hybrid.py --old-src ../base/src \\
+        --corpus ../shared/benchmarks/scifact/corpus.jsonl
 """
 
 from __future__ import annotations
@@ -76,10 +79,10 @@ def cli_timings(kb: Path, runs: int, old_src: str | None) -> list[dict[str, Any]
     return results
 
 
-def passages(count: int) -> list[str]:
-    if SCIFACT.exists():
+def passages(count: int, corpus: Path = SCIFACT) -> list[str]:
+    if corpus.exists():
         texts = []
-        with SCIFACT.open(encoding="utf-8") as lines:
+        with corpus.open(encoding="utf-8") as lines:
             for line in lines:
                 record = json.loads(line)
                 texts.append(f"{record['title']} {record['text']}".strip())
@@ -91,10 +94,24 @@ def passages(count: int) -> list[str]:
     return (paragraphs * (count // max(1, len(paragraphs)) + 1))[:count]
 
 
-def throughput(count: int, repeats: int) -> list[dict[str, Any]]:
+def sentences(count: int, corpus: Path) -> list[str]:
+    """Sentence-sized passages (the ``sentences`` chunker's kind), cut from the abstracts."""
+    found = [s.strip() for text in passages(count, corpus)
+             for s in re.split(r"(?<=[.!?])\s+", text)]
+    return [s for s in found if len(s) > 20][:count]
+
+
+def throughput(count: int, repeats: int, corpus: Path) -> list[dict[str, Any]]:
+    results = []
+    for kind, texts in (("abstracts", passages(count, corpus)),
+                        ("sentences", sentences(count, corpus))):
+        results += _throughput(kind, texts, repeats)
+    return results
+
+
+def _throughput(kind: str, texts: list[str], repeats: int) -> list[dict[str, Any]]:
     from glassrag.dense.embedders import parse_embedder
 
-    texts = passages(count)
     results = []
     for label, spec in (("numpy, threads=cores", "st:all-MiniLM-L6-v2?runtime=numpy"),
                         ("numpy, threads=1", "st:all-MiniLM-L6-v2?runtime=numpy&threads=1"),
@@ -107,10 +124,34 @@ def throughput(count: int, repeats: int) -> list[dict[str, Any]]:
             embedder.embed(texts)
             seconds.append((time.perf_counter() - started, time.process_time() - cpu))
         wall = statistics.median(s[0] for s in seconds)
-        results.append({"runtime": label, "texts": len(texts),
+        results.append({"runtime": label, "texts": f"{len(texts)} {kind}",
                         "texts_per_s": round(len(texts) / wall, 1),
                         "cpu_s_per_100_texts": round(
                             100 * statistics.median(s[1] for s in seconds) / len(texts), 2)})
+        print(json.dumps(results[-1]), flush=True)
+    return results
+
+
+def query_latency(count: int = 100) -> list[dict[str, Any]]:
+    """One question at a time, in process, as a server's hybrid ask embeds it."""
+    from glassrag.dense.embedders import parse_embedder
+
+    questions = [QUESTION, "What is the default timeout of a client?",
+                 "max_connections and keepalive settings of the pool",
+                 "Where should I store the API key?"]
+    results = []
+    for runtime in ("numpy", "torch"):
+        embedder = parse_embedder(f"st:all-MiniLM-L6-v2?runtime={runtime}")
+        embedder.embed_queries(questions)  # load and warm up
+        seconds = []
+        for i in range(count):
+            started = time.perf_counter()
+            embedder.embed_queries([questions[i % len(questions)]])
+            seconds.append(time.perf_counter() - started)
+        seconds.sort()
+        results.append({"runtime": runtime, "queries": count,
+                        "p50_ms": round(1000 * statistics.median(seconds), 2),
+                        "p90_ms": round(1000 * seconds[int(0.9 * count)], 2)})
         print(json.dumps(results[-1]), flush=True)
     return results
 
@@ -121,6 +162,8 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=512, help="passages for throughput")
     parser.add_argument("--repeats", type=int, default=3, help="throughput repeats (median)")
     parser.add_argument("--old-src", help="another checkout's src/ to time as 'before'")
+    parser.add_argument("--corpus", type=Path, default=SCIFACT,
+                        help="a BEIR corpus.jsonl for throughput [default: SciFact's]")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out")
     args = parser.parse_args()
     report: dict[str, Any] = {"load_before": os.getloadavg(), "cores": os.cpu_count()}
@@ -133,7 +176,9 @@ def main() -> None:
                        env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
                        stdout=subprocess.DEVNULL)
         report["cli"] = cli_timings(kb, args.runs, args.old_src)
-    report["throughput"] = throughput(args.texts, args.repeats)
+    report["corpus"] = str(args.corpus) if args.corpus.exists() else "README paragraphs"
+    report["throughput"] = throughput(args.texts, args.repeats, args.corpus)
+    report["query_latency"] = query_latency()
     report["load_after"] = os.getloadavg()
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"bench-cli-hybrid-{time.strftime('%Y%m%d-%H%M%S')}.json"

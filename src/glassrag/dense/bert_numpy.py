@@ -1,6 +1,6 @@
 """A numpy runtime for BERT sentence encoders saved by sentence-transformers (all-MiniLM-L6-v2).
 
-Loading sentence-transformers means importing torch and transformers: about 5 s and 530 MB
+Loading sentence-transformers means importing torch and transformers: 6.1 s and 516 MB
 per CLI call, for a model whose forward pass is a few matrix products. This runtime reads
 the same directory -- ``config.json``, ``model.safetensors`` (mapped, not copied),
 ``tokenizer.json`` (the ``tokenizers`` package), ``sentence_bert_config.json`` and the
