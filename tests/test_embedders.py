@@ -113,7 +113,7 @@ def test_hash_embedder_is_deterministic_and_lexical() -> None:
 
 def test_missing_sentence_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    embedder = parse_embedder("st:all-MiniLM-L6-v2")
+    embedder = parse_embedder("st:all-MiniLM-L6-v2?runtime=torch")
     with pytest.raises(MissingExtra, match=r"sentence-transformers is not installed"):
         embedder.embed(["x"])
 
