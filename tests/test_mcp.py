@@ -15,8 +15,8 @@ from mcp import Client  # noqa: E402
 
 from glassrag import KnowledgeBase, Principal  # noqa: E402
 from glassrag.errors import GlassragError  # noqa: E402
-from glassrag.interfaces.mcp import TOOL_NAMES, build_server, principal_from_token  # noqa: E402
-from glassrag.store.bearer_tokens import create_token  # noqa: E402
+from glassrag.interfaces.mcp import TOOL_NAMES, build_server, header_caller, token_caller  # noqa: E402,E501
+from glassrag.store.bearer_tokens import TokenReader, create_token  # noqa: E402
 from test_leak import PRINCIPALS, QUERIES, _check, build_leak_kb  # noqa: E402
 
 
@@ -61,12 +61,27 @@ def test_principal_comes_from_the_token(leak_dir: Path) -> None:
     with KnowledgeBase.open(leak_dir) as kb:
         with kb.lock:
             token = create_token(kb.store, "hr-bot", ["hr"])
-        assert principal_from_token(kb, token) == Principal("hr-bot", ["hr"])
-        assert principal_from_token(kb, None, allow_anonymous=True) == Principal("anonymous")
-        for bad in (None, "grt_nope"):
-            with pytest.raises(GlassragError) as info:
-                principal_from_token(kb, bad)
+        tokens = TokenReader(kb.store.path)
+        try:
+            # stdio: the token the server started with; HTTP: each request's header.
+            assert token_caller(tokens, token)(None) == Principal("hr-bot", ["hr"])
+            assert header_caller(tokens)({"authorization": f"Bearer {token}"}) == \
+                Principal("hr-bot", ["hr"])
+            assert token_caller(tokens, "", allow_anonymous=True)(None) == \
+                Principal("anonymous")
+            for caller, message in ((token_caller(tokens, None), "--token"),
+                                    (token_caller(tokens, "grt_nope"), "invalid or revoked"),
+                                    (header_caller(tokens), "HTTP request"),
+                                    (header_caller(tokens, allow_anonymous=True),
+                                     "HTTP request")):
+                with pytest.raises(GlassragError) as info:
+                    caller(None)
+                assert info.value.status == 401 and message in info.value.message
+            with pytest.raises(GlassragError) as info:  # a wrong header is never anonymous
+                header_caller(tokens, allow_anonymous=True)({"authorization": "Bearer x"})
             assert info.value.status == 401
+        finally:
+            tokens.close()
     _, (hr,) = _run(leak_dir, Principal("hr-bot", ["hr"]),
                     [("search_knowledge_base", {"query": "zebracanary", "top_k": 50})])
     assert {h["doc_id"] for h in hr.structured_content["hits"]} == {

@@ -18,12 +18,12 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field
 
-from glassrag.errors import GlassragError, MissingExtra
+from glassrag.errors import GlassragError, MissingExtra, Unauthorized
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
 from glassrag.records import Principal
 from glassrag.settings import MAX_TOP_K
-from glassrag.store.bearer_tokens import ANONYMOUS, TokenReader, Unauthorized, principal_for
+from glassrag.store.bearer_tokens import TokenReader, authenticate
 
 TOOL_NAMES = ("search_knowledge_base", "ask")
 Mode = Literal["bm25", "dense", "hybrid", "overlap"]
@@ -32,25 +32,16 @@ Mode = Literal["bm25", "dense", "hybrid", "overlap"]
 Caller = Callable[[Mapping[str, str] | None], Principal]
 
 
-def principal_from_token(kb: KnowledgeBase, token: str | None, *,
-                         allow_anonymous: bool = False) -> Principal:
-    """The principal for ``token``; anonymous (public only) without one, if allowed."""
-    if not token:
-        if allow_anonymous:
-            return Principal(ANONYMOUS)
-        raise Unauthorized("glassrag mcp needs a token (--token or $GLASSRAG_TOKEN)")
-    with kb.lock:
-        found = principal_for(kb.store, token)
-    if found is None:
-        raise Unauthorized("invalid or revoked token")
-    return found
+STDIO_MISSING = "glassrag mcp needs a token (--token or $GLASSRAG_TOKEN)"
 
 
 def token_caller(tokens: TokenReader, token: str | None, *,
                  allow_anonymous: bool = False) -> Caller:
-    """Every call is made by ``token``'s principal, looked up again at each call."""
-    header = None if not token else f"Bearer {token}"
-    return lambda _headers: tokens.authenticate(header, allow_anonymous=allow_anonymous)
+    """Every call is made by ``token``'s principal, looked up again at each call (an
+    empty token, as an unset variable gives, is no token)."""
+    return lambda _headers: authenticate(tokens.principal, token or None,
+                                         allow_anonymous=allow_anonymous,
+                                         missing=STDIO_MISSING)
 
 
 def header_caller(tokens: TokenReader, *, allow_anonymous: bool = False) -> Caller:
@@ -157,7 +148,7 @@ def run(kb_path: str | Path, token: str | None, *, transport: str = "stdio",
     try:
         if transport == "stdio":
             caller = token_caller(tokens, token, allow_anonymous=anonymous)
-            principal_from_token(kb, token, allow_anonymous=anonymous)  # refuse to start
+            caller(None)  # refuse to start without a valid token
             build_server(kb, caller).run("stdio")
         else:
             _serve_http(kb, tokens, host, port, anonymous)

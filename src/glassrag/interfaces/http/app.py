@@ -27,13 +27,13 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from glassrag.errors import GlassragError, InvalidInput, NotFound
-from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, PayloadTooLarge, guard_policy
+from glassrag.errors import Forbidden, GlassragError, InvalidInput, NotFound, PayloadTooLarge
+from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, guard_policy
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
 from glassrag.records import Chunk, Document, Principal
 from glassrag.settings import MAX_TOP_K
-from glassrag.store.bearer_tokens import Forbidden, TokenReader
+from glassrag.store.bearer_tokens import TokenReader
 
 log = logging.getLogger("glassrag.interfaces.http.app")
 
