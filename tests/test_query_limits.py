@@ -19,7 +19,7 @@ import pytest
 from conftest import EXAMPLES
 from glassrag import KnowledgeBase, Principal
 from glassrag.errors import InvalidInput
-from glassrag.interfaces.cli.main import EXIT_INVALID
+from glassrag.interfaces.cli.app import EXIT_INVALID
 from glassrag.settings import MAX_TOP_K
 
 SURROGATES = ["\ud800", "refund \ud800 days", "refund days\udfff", "\udcff退款"]
