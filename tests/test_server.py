@@ -278,3 +278,14 @@ def test_secrets_reach_their_readers_over_http(
     admin = client.post("/search", json={"query": "zebracanary", "top_k": 50},
                         headers=_auth(tokens["root"])).json()
     assert len({h["doc_id"] for h in admin["hits"]}) == 9
+
+
+def test_errors_name_the_callers_own_field(server: tuple[TestClient, dict[str, str]]) -> None:
+    client, tokens = server
+    for path, field in (("/ask", "question"), ("/search", "query")):
+        for text in ("  ", "what is the", "?!"):
+            err = _error_shape(client.post(path, json={field: text},
+                                           headers=_auth(tokens["p0"])), 400)
+            assert err["code"] == "empty_query"
+            assert err["details"]["field"] == field, (path, text, err)
+            assert err["message"].startswith(f"the {field} ")
