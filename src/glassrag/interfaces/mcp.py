@@ -5,7 +5,8 @@ stdio the token the server was started with (so revoking it ends a running sessi
 next call), over streamable HTTP the token of the HTTP request carrying the call (and
 every HTTP request is refused with 401 before that without a valid one, by the same guard
 as ``glassrag serve``). A tool call has no way to name a principal or roles, and its input
-schema rejects unknown fields.
+schema rejects unknown fields. A call whose arguments fail that schema gets the same JSON
+error shape as an engine error, naming the argument (``details.field``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from pydantic import ConfigDict, Field
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from pydantic import ConfigDict, Field, ValidationError
 
-from glassrag.errors import GlassragError, MissingExtra, Unauthorized
+from glassrag import __version__
+from glassrag.errors import GlassragError, MissingExtra, Unauthorized, invalid_fields
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
 from glassrag.records import Principal
@@ -54,16 +58,33 @@ def header_caller(tokens: TokenReader, *, allow_anonymous: bool = False) -> Call
     return caller
 
 
-def _strict(server: Any) -> None:
-    """Make every tool reject unknown arguments, in its published schema and when called."""
-    for tool in server._tool_manager.list_tools():
+class StrictTool(Tool):
+    """A tool that rejects unknown arguments, in its published schema and when called, and
+    reports arguments that fail the schema in the one JSON error shape."""
+
+    @classmethod
+    def strict(cls, fn: Callable[..., Any], name: str) -> StrictTool:
+        """The tool for ``fn`` under ``name``, with ``additionalProperties: false``."""
+        tool = cls.from_function(fn, name=name, structured_output=True)
         base = tool.fn_metadata.arg_model
-        strict = type(base.__name__, (base,), {
+        tool.fn_metadata.arg_model = type(base.__name__, (base,), {
             "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),
             "__module__": base.__module__,
         })
-        tool.fn_metadata.arg_model = strict
         tool.parameters = {**tool.parameters, "additionalProperties": False}
+        return tool  # type: ignore[return-value]
+
+    async def run(self, arguments: dict[str, Any], context: Any,
+                  convert_result: bool = False) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            # pydantic's text names the model and may quote the values sent: say instead
+            # which arguments are wrong and why, as the HTTP API does.
+            raise ToolError(f"Error executing tool {self.name}: " + _shape(
+                invalid_fields(exc.__cause__.errors()))) from None
 
 
 def build_server(kb: KnowledgeBase, caller: Principal | Caller,
@@ -79,13 +100,7 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
     settings = kb.settings.server
     asks = gate or ModelGate(settings.max_concurrent_model_calls,
                              settings.max_waiting_model_calls)
-    server = MCPServer(
-        name="glassrag",
-        instructions="Search and ask a permission-aware knowledge base. Answers carry "
-                     "verified citations (doc_id, source, line_start, line_end, quote).",
-    )
 
-    @server.tool(name="search_knowledge_base", structured_output=True)
     async def search_knowledge_base(
         ctx: Context,
         query: Annotated[str, Field(description="What to search for")],
@@ -102,7 +117,6 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
         except GlassragError as exc:
             raise _tool_error(exc) from None
 
-    @server.tool(name="ask", structured_output=True)
     async def ask(
         ctx: Context,
         question: Annotated[str, Field(description="The question")],
@@ -123,16 +137,23 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
         except GlassragError as exc:
             raise _tool_error(exc) from None
 
-    _strict(server)
-    return server
+    return MCPServer(
+        name="glassrag", version=__version__,
+        instructions="Search and ask a permission-aware knowledge base. Answers carry "
+                     "verified citations (doc_id, source, line_start, line_end, quote).",
+        tools=[StrictTool.strict(search_knowledge_base, "search_knowledge_base"),
+               StrictTool.strict(ask, "ask")],
+    )
+
+
+def _shape(exc: GlassragError) -> str:
+    return json.dumps(exc.to_dict(), ensure_ascii=False)
 
 
 def _tool_error(exc: GlassragError) -> Exception:
     """The tool error for an engine error: its text is the JSON error shape of the HTTP API
     (the SDK puts "Error executing tool NAME: " in front)."""
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    return ToolError(json.dumps(exc.to_dict(), ensure_ascii=False))
+    return ToolError(_shape(exc))
 
 
 def run(kb_path: str | Path, token: str | None, *, transport: str = "stdio",
