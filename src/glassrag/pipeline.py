@@ -89,7 +89,8 @@ def validate(question: str, top_k: int) -> str:
 def run_retrieval(store: Store, lexical: LexicalIndex, req: AskRequest) -> Retrieval:
     return retrieve(store, lexical, req.question, req.principal, req.top_k, req.mode,
                     list(req.terms) or None, blocked_limit=BLOCKED_LIMIT, dense=req.dense,
-                    dense_settings=req.dense_settings, rerank=req.rerank, conceal=req.conceal)
+                    dense_settings=req.dense_settings, rerank=req.rerank, conceal=req.conceal,
+                    field="question")
 
 
 def add_rewritten(store: Store, lexical: LexicalIndex, req: AskRequest, found: Retrieval,

@@ -102,14 +102,17 @@ def retrieve(
     dense_settings: DenseSettings | None = None,
     rerank: str = "",
     conceal: bool = False,
+    field: str = "query",
 ) -> Retrieval:
     """Rank chunks for ``query`` with the principal's roles applied inside the ranking.
 
     ``conceal``: score and order with nothing but what ``principal`` may read (see the
     module docstring); admins are never concealed from, so it does nothing for them.
+    ``field`` is the caller's name for the text (``question`` for an ask), named by an
+    error about it.
     """
     conceal = conceal and not principal.admin
-    query = check_query(query)
+    query = check_query(query, field)
     check_top_k(top_k)
     if terms:
         terms = [check_text(t, "terms") if isinstance(t, str) else t for t in terms]
@@ -123,10 +126,10 @@ def retrieve(
         return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
                                                   else ""), top_k)
     if mode == "bm25":
-        found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal)
+        found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal, field)
         return _reranked(found, query, rerank, top_k)
     if mode == "overlap":
-        return _overlap(store, query, principal, top_k, blocked_limit)
+        return _overlap(store, query, principal, top_k, blocked_limit, field)
     if mode == "terms":
         if not terms:
             raise InvalidInput("mode 'terms' needs explicit terms (--terms)", field="terms")
@@ -135,13 +138,12 @@ def retrieve(
 
 
 def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
-          top_k: int, blocked_limit: int, conceal: bool = False) -> Retrieval:
+          top_k: int, blocked_limit: int, conceal: bool = False,
+          field: str = "query") -> Retrieval:
     readable = readable_sets(store, principal)
     terms = query_terms(query, store, lexical, readable)
     if not terms:
-        raise EmptyQuery(
-            "the query has no searchable terms (only stop words or punctuation)", field="query"
-        )
+        raise _no_terms(field)
     matches, blocked_count, blocked_matches = _lexical(
         store, lexical, terms, readable, top_k, blocked_limit, conceal
     )
@@ -283,13 +285,16 @@ def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieva
                      reranker.rerank(query, found.blocked) if found.blocked else [])
 
 
+def _no_terms(field: str) -> EmptyQuery:
+    return EmptyQuery(f"the {field} has no searchable terms (only stop words or punctuation)",
+                      field=field)
+
+
 def _overlap(store: Store, query: str, principal: Principal, top_k: int,
-             blocked_limit: int) -> Retrieval:
+             blocked_limit: int, field: str = "query") -> Retrieval:
     terms = unique_terms(overlap_tokens(query))
     if not terms:
-        raise EmptyQuery(
-            "the query has no searchable terms (only stop words or punctuation)", field="query"
-        )
+        raise _no_terms(field)
     allowed: list[Hit] = []
     blocked: list[Hit] = []
     for chunk in store.iter_chunks():
