@@ -337,3 +337,37 @@ def test_openapi_says_a_bad_field_is_400_in_the_error_shape(
     assert "HTTPValidationError" not in spec["components"]["schemas"]
     assert spec["components"]["schemas"]["Error"]["required"] == ["error"]
     assert spec["paths"]["/documents"]["post"]["operationId"].startswith("ingest")
+
+
+def test_uploading_a_name_again_updates_it_and_never_takes_another_files_id(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\nThe archive room opens at nine.\n")
+    kb_dir = tmp_path / "kb"
+    kb = KnowledgeBase.init(kb_dir)
+    kb.ingest([folder], roles=["hr"])
+    kb.close()
+    app = create_app(kb_dir)
+    with app.state.kb.lock:
+        admin = create_token(app.state.kb.store, "root", admin=True)
+    first = ("faq.md", b"# FAQ\n\nBadges are collected at the front desk.\n", "text/plain")
+    second = ("faq.md", b"# FAQ\n\nBadges are collected in room 12.\n", "text/plain")
+    clash = ("notes.md", b"# Notes\n\nEveryone may read this.\n", "text/plain")
+    with TestClient(app, base_url=LOCAL) as client:
+        r = client.post("/documents", files={"file": first}, headers=_auth(admin))
+        assert r.status_code == 201 and r.json()["added"] == 1, r.text
+        r = client.post("/documents", files={"file": second}, headers=_auth(admin))
+        assert r.status_code == 201 and r.json()["updated"] == 1, r.text
+        faq = client.get("/documents/faq.md", headers=_auth(admin)).json()
+        assert any("room 12" in c["text"] for c in faq["chunks"])
+        # notes.md came from the handbook folder: an upload of that name is refused...
+        err = _error_shape(client.post("/documents", files={"file": clash},
+                                       headers=_auth(admin)), 400)
+        assert "already belongs to" in err["message"]
+        notes = client.get("/documents/notes.md", headers=_auth(admin)).json()
+        assert notes["roles"] == ["hr"] and "archive room" in notes["chunks"][0]["text"]
+        # ...unless the admin says it replaces it.
+        r = client.post("/documents", files={"file": clash}, data={"replace": "true"},
+                        headers=_auth(admin))
+        assert r.status_code == 201 and r.json()["updated"] == 1, r.text

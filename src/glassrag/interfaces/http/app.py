@@ -45,6 +45,8 @@ from glassrag.settings import MAX_TOP_K
 from glassrag.store.bearer_tokens import TokenReader
 
 log = logging.getLogger("glassrag.interfaces.http.app")
+#: Where uploaded files are kept, inside the knowledge base directory.
+UPLOADS_DIR = "uploads"
 
 WEB_DIR = Path(__file__).parent / "web"
 Mode = Literal["bm25", "dense", "hybrid", "overlap"]
@@ -304,14 +306,22 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
         _: Admin,
         file: Annotated[UploadFile, File(description="The document; its type is sniffed")],
         roles: Annotated[str, Form(description="Comma-separated roles for the document")] = "",
+        replace: Annotated[bool, Form(description="Let this upload replace a document of "
+                                      "the same doc_id that was ingested from another file")]
+        = False,
     ) -> dict[str, Any]:
-        """Ingest one file sent as multipart ``file`` (admin only). The name decides the
-        doc_id and reader."""
+        """Ingest one file sent as multipart ``file`` (admin only). Its name is the doc_id
+        and decides the reader; uploading the same name again updates that document."""
         name = Path(file.filename or "").name or "upload.txt"
-        with tempfile.TemporaryDirectory(prefix="glassrag-upload-") as tmp:
-            target = Path(tmp) / name
+        # Uploads are kept in one folder of the knowledge base, so a second upload of a name
+        # is the same file changed (an update), while a document ingested from a file
+        # elsewhere keeps its doc_id unless ``replace`` says otherwise.
+        uploads = kb.path / UPLOADS_DIR
+        uploads.mkdir(exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=uploads, prefix=".part-", delete=False) as out:
+            part = Path(out.name)
             size = 0
-            with target.open("wb") as out:
+            try:
                 while block := file.file.read(1 << 20):
                     size += len(block)
                     if size > max_upload:
@@ -319,11 +329,27 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
                             f"upload is larger than max_upload_bytes ({max_upload})",
                             max_upload_bytes=max_upload)
                     out.write(block)
-            report = kb.ingest([tmp], roles=[r.strip() for r in roles.split(",") if r.strip()])
+            except BaseException:
+                out.close()
+                part.unlink(missing_ok=True)
+                raise
+        target = uploads / name
+        previous = target.read_bytes() if target.exists() else None
+        part.replace(target)
+        report = kb.ingest([target], roles=[r.strip() for r in roles.split(",") if r.strip()],
+                           replace=replace)
+        if report.failed and not (report.added or report.updated or report.unchanged):
+            # Nothing was stored from this upload: the folder keeps what the store holds.
+            if previous is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.write_bytes(previous)
         result = report.to_dict()
-        # Temp paths mean nothing to the client; the file name does.
-        result["failed"] = [{"path": name, "error": f["error"].replace(tmp, "")}
+        # Server paths mean nothing to the client; the file name does.
+        folder = str(uploads) + "/"
+        result["failed"] = [{"path": name, "error": f["error"].replace(folder, "")}
                             for f in result["failed"]]
+        result["no_rule_matched"] = [name] if result["no_rule_matched"] else []
         hidden = result["hidden_dropped"]
         hidden["files"] = {name: hidden["total"]} if hidden["total"] else {}
         if report.failed and not (report.added or report.updated or report.unchanged):
