@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, Literal, get_args
 
 PUBLIC_ROLE = "public"
 
@@ -33,8 +33,10 @@ class Mode(_Name):
     TERMS = "terms"  # explicit terms (seed 001's --terms)
 
 
-#: The modes a caller can choose by name alone: ``terms`` comes with its terms.
-NAMED_MODES = tuple(m for m in Mode if m is not Mode.TERMS)
+#: The modes a caller can choose by name alone (``terms`` comes with its terms), as the
+#: type the HTTP and MCP request models declare; each must be a Mode (checked on import).
+NamedMode = Literal["bm25", "dense", "hybrid", "overlap"]
+NAMED_MODES = tuple(Mode(name) for name in get_args(NamedMode))
 #: The modes that need an embedder.
 DENSE_MODES = (Mode.DENSE, Mode.HYBRID)
 

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from glassrag.errors import GlassragError, InvalidInput, NotFound
 from glassrag.kb import KnowledgeBase, resolve_kb_path
-from glassrag.records import Principal, to_json
+from glassrag.records import Mode, Principal, to_json
 from glassrag.settings import MAX_TOP_K
 
 app = typer.Typer(
@@ -49,7 +49,7 @@ state = State()
 
 # Options shared by search, ask and inspect: one definition, the same flag and help everywhere.
 ROLE_OPTION = typer.Option([], "--role", help="A role of the asking principal")
-MODE_OPTION = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms")
+MODE_OPTION = typer.Option(None, help=" | ".join(Mode))
 TERMS_OPTION = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms")
 EMBEDDER_OPTION = typer.Option(
     None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
@@ -31,14 +31,13 @@ from glassrag.errors import GlassragError, InvalidInput, NotFound
 from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, PayloadTooLarge, guard_policy
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
-from glassrag.records import Chunk, Document, Principal
+from glassrag.records import Chunk, Document, NamedMode, Principal
 from glassrag.settings import MAX_TOP_K
 from glassrag.store.bearer_tokens import Forbidden, TokenReader
 
 log = logging.getLogger("glassrag.interfaces.http.app")
 
 WEB_DIR = Path(__file__).parent / "web"
-Mode = Literal["bm25", "dense", "hybrid", "overlap"]
 # Served without a token; every other path (unknown ones included) needs one.
 PUBLIC_PATHS = frozenset({"/", "/healthz", "/docs", "/openapi.json", "/favicon.ico"})
 PUBLIC_PREFIXES = ("/static/",)
@@ -53,7 +52,7 @@ class _Body(BaseModel):
 class AskBody(_Body):
     question: str = Field(description="The question, in any language")
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    mode: Mode | None = None
+    mode: NamedMode | None = None
     rewrite: bool | None = Field(
         default=None,
         description="Ask the knowledge base's model for a search query first and search with "
@@ -65,7 +64,7 @@ class AskBody(_Body):
 class SearchBody(_Body):
     query: str
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    mode: Mode | None = None
+    mode: NamedMode | None = None
 
 
 def _printable(part: object) -> str:
