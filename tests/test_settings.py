@@ -134,3 +134,14 @@ def test_bad_values_built_in_python_are_invalid_input_naming_the_field() -> None
     assert LLMSettings().with_profile(None).profile == "openai"
     assert LLMSettings(profile="ollama").with_profile(None).profile == "ollama"
     assert LLMSettings(profile="ollama").with_profile("vllm").profile == "vllm"
+
+
+def test_the_names_are_the_documented_strings() -> None:
+    from glassrag.records import NAMED_MODES, STATUSES, Status
+
+    assert [m.value for m in Mode] == ["bm25", "dense", "hybrid", "overlap", "terms"]
+    assert [m.value for m in NAMED_MODES] == ["bm25", "dense", "hybrid", "overlap"]
+    assert tuple(Status) == STATUSES and [s.value for s in Status] == [
+        "answered", "no_evidence", "blocked_by_permission", "unverified"]
+    assert [f.value for f in Fusion] == ["rrf", "weighted"]
+    assert f"{Mode.BM25}" == str(Mode.BM25) == "bm25" and Mode("bm25") is Mode.BM25
