@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -25,12 +25,11 @@ from glassrag import __version__
 from glassrag.errors import GlassragError, MissingExtra, Unauthorized, invalid_fields
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
-from glassrag.records import Principal
+from glassrag.records import NamedMode, Principal
 from glassrag.settings import MAX_TOP_K
 from glassrag.store.bearer_tokens import TokenReader, authenticate
 
 TOOL_NAMES = ("search_knowledge_base", "ask")
-Mode = Literal["bm25", "dense", "hybrid", "overlap"]
 # Who makes a tool call, from the call's HTTP headers (None over stdio); raises
 # Unauthorized for a missing, wrong or revoked token.
 Caller = Callable[[Mapping[str, str] | None], Principal]
@@ -105,7 +104,7 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
         ctx: Context,
         query: Annotated[str, Field(description="What to search for")],
         top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits")] = 10,
-        mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
+        mode: Annotated[NamedMode | None, Field(description="Retrieval mode")] = None,
     ) -> dict[str, Any]:
         """Permitted passages for a query, with scores, matched terms and line numbers."""
         import anyio.to_thread
@@ -122,7 +121,7 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
         question: Annotated[str, Field(description="The question")],
         top_k: Annotated[int | None, Field(
             ge=1, le=MAX_TOP_K, description="How many passages the answer may draw on")] = None,
-        mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
+        mode: Annotated[NamedMode | None, Field(description="Retrieval mode")] = None,
         rewrite: Annotated[bool | None, Field(
             description="Ask the model for a search query first and search with both "
                         "(only when a model is configured); omitted: the server's "

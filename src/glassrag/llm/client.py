@@ -413,7 +413,7 @@ def check(settings: LLMSettings, *, environ: Mapping[str, str] | None = None,
           all_modes: bool = False) -> dict[str, Any]:
     """``glassrag llm check``: one tiny request in the configured structured-output mode
     (then the other modes while those fail, or all of them with ``all_modes``)."""
-    answerer = LLMAnswerer(dataclasses.replace(settings, http_retries=0), environ=environ)
+    answerer = LLMAnswerer(settings.model_copy(update={"http_retries": 0}), environ=environ)
     endpoint = answerer.endpoint
     env = os.environ if environ is None else environ
     report: dict[str, Any] = {**endpoint.describe(), "reachable": False, "ok": False,

@@ -31,6 +31,7 @@ from glassrag.interfaces.cli.app import (
     state,
     traces_app,
 )
+from glassrag.records import Fusion
 
 # Shared by ask and inspect: the same flag, default rule and help in both.
 REWRITE_OPTION = typer.Option(
@@ -230,7 +231,7 @@ def llm_check(
     with handle_errors(True):
         kb_dir = resolve_kb_path(state.kb_path)
         settings = load_settings(kb_dir) if kb_dir.exists() else Settings()
-        report = check(settings.llm.to_llm_settings(llm), all_modes=all_modes)
+        report = check(settings.llm.with_profile(llm), all_modes=all_modes)
     print_json(report)
     if not report.get("ok"):
         raise typer.Exit(EXIT_FAILED)
@@ -264,7 +265,7 @@ def evaluate_command(
         None, help="--beir: a second configuration, e.g. 'hybrid,fusion=weighted'"
     ),
     rerank: str | None = typer.Option(None, help="--beir: lexical | cross:PATH"),
-    fusion: str | None = typer.Option(None, help="--beir, hybrid: weighted | rrf"),
+    fusion: str | None = typer.Option(None, help=f"--beir, hybrid: {' | '.join(Fusion)}"),
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks per question"),
     limit: int | None = typer.Option(None, help="--qa/--beir: only the first N questions"),
     as_json: bool = JSON_OPTION,

@@ -23,7 +23,7 @@ from typer.core import TyperGroup
 
 from glassrag.errors import GlassragError, InvalidInput, NotFound
 from glassrag.kb import KnowledgeBase, resolve_kb_path
-from glassrag.records import Principal, to_json
+from glassrag.records import Mode, Principal, to_json
 
 # Exit codes: 0 ok, 1 something failed (e.g. a file in an ingest), 2 bad input,
 # 3 not found (knowledge base, document, trace).
@@ -165,7 +165,7 @@ def _root(kb: Path | None = typer.Option(None, "--kb", metavar="PATH", help=KB_H
 # Options shared by the commands: one definition, the same flag and help everywhere.
 ROLE_OPTION = typer.Option(
     [], "--role", help="A role of the asking principal (repeatable; comma lists ok)")
-MODE_OPTION = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms")
+MODE_OPTION = typer.Option(None, help=" | ".join(Mode))
 TERMS_OPTION = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms")
 EMBEDDER_OPTION = typer.Option(
     None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
@@ -40,7 +40,7 @@ from glassrag.errors import (
 from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, guard_policy
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
-from glassrag.records import Chunk, Document, Principal
+from glassrag.records import Chunk, Document, NamedMode, Principal
 from glassrag.settings import MAX_TOP_K
 from glassrag.store.bearer_tokens import TokenReader
 
@@ -49,7 +49,6 @@ log = logging.getLogger("glassrag.interfaces.http.app")
 UPLOADS_DIR = "uploads"
 
 WEB_DIR = Path(__file__).parent / "web"
-Mode = Literal["bm25", "dense", "hybrid", "overlap"]
 # Served without a token; every other path (unknown ones included) needs one.
 PUBLIC_PATHS = frozenset({"/", "/healthz", "/capabilities", "/docs", "/openapi.json",
                           "/favicon.ico"})
@@ -71,7 +70,7 @@ class _Body(BaseModel):
 class AskBody(_Body):
     question: str = Field(description="The question, in any language")
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    mode: Mode | None = None
+    mode: NamedMode | None = None
     rewrite: bool | None = Field(
         default=None,
         description="Ask the knowledge base's model for a search query first and search with "
@@ -83,7 +82,7 @@ class AskBody(_Body):
 class SearchBody(_Body):
     query: str
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    mode: Mode | None = None
+    mode: NamedMode | None = None
 
 
 def error_body(code: str, message: str, status: int) -> dict[str, Any]:
