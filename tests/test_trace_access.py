@@ -134,3 +134,29 @@ def test_a_token_for_cli_cannot_read_cli_traces_with_hidden_evidence(kb: Knowled
 def kb_trace_id(stdout: str) -> str:
     trace_id: str = json.loads(stdout)["trace_id"]
     return trace_id
+
+
+def test_a_version_closed_since_the_ask_is_not_shown_though_its_document_is_open(
+        tmp_path: Path) -> None:
+    """Tightening a version's roles closes it in traces and exports, even after a newer,
+    public version of the same document reopens the document."""
+    old = "The office closes at noon on the last Friday of each month."
+    new = "The office now stays open on Fridays."
+    doc = {"doc_id": "hours", "title": "Hours", "source": "staff/hours.md"}
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        def ingest(text: str, roles: list[str]) -> None:
+            kb.ingest([write_jsonl(tmp_path / "docs.jsonl", [{**doc, "roles": roles,
+                                                             "text": text}])])
+
+        ingest(old, ["public"])
+        answer = kb.ask("When does the office close on Fridays?", principal=ALICE_PUBLIC)
+        assert answer.status == "answered"
+        assert kb.trace(answer.trace_id, principal=ALICE_PUBLIC)["evidence"][0]["text"] == old
+        ingest(old, ["hr"])  # the same text, now for hr only
+        ingest(new, ["public"])  # a new public version
+        _not_found_like_missing(kb, answer.trace_id, ALICE_PUBLIC)
+        assert kb.traces(principal=ALICE_PUBLIC) == []
+        with pytest.raises(NotFound):
+            kb.export_trace(answer.trace_id, tmp_path / "out", principal=ALICE_PUBLIC)
+        written = kb.export_trace(answer.trace_id, tmp_path / "admin", principal=ADMIN)
+        assert any(old in p.read_text(encoding="utf-8") for p in written)

@@ -49,17 +49,13 @@ from glassrag.retrieval.search import Retrieval, readable_sets
 from glassrag.settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
 from glassrag.store import traces
 from glassrag.store.database import DB_NAME, Store
+from glassrag.store.version_access import may_read_version
 
 if TYPE_CHECKING:
     from glassrag.eval.cases import EvalReport
     from glassrag.eval.docs import DocsEvalReport
 
 DEFAULT_KB_DIR = ".glassrag"
-
-
-def _version_readable(roles: tuple[str, ...] | None, principal: Principal) -> bool:
-    # A version recorded before roles were kept per version (roles None) is for admins only.
-    return principal.admin or (roles is not None and principal.can_read(roles))
 
 
 def resolve_kb_path(path: str | Path | None = None) -> Path:
@@ -464,10 +460,15 @@ class KnowledgeBase:
 
     def export_trace(self, trace_id: str, directory: str | Path,
                      principal: Principal | None = None) -> list[Path]:
-        """Write the trace's run records (seed-001 style JSON files) into ``directory``."""
+        """Write the trace's run records (JSON files) into ``directory``. A principal gets the
+        full text only of versions it may still read (see :meth:`document_text`)."""
         with self.lock:
             trace = traces.load(self.store, trace_id, principal)
-            return traces.export(trace, self.store, Path(directory))
+
+        def version_text(content_hash: str, doc_id: str) -> str | None:
+            return self.document_text(content_hash, doc_id=doc_id, principal=principal)
+
+        return traces.export(trace, version_text, Path(directory))
 
     def documents(self, principal: Principal | None = None) -> list[Document]:
         """All documents, or only those ``principal`` may read."""
@@ -502,8 +503,8 @@ class KnowledgeBase:
         principal (the local operator) every version is served.
         """
         with self.lock:
-            if principal is not None and not self._may_read_version(
-                    content_hash, doc_id, principal):
+            if principal is not None and not may_read_version(
+                    self.store, content_hash, doc_id, principal):
                 return None
             if doc_id is not None and principal is None and not self._has_version(
                     content_hash, doc_id):
@@ -514,20 +515,6 @@ class KnowledgeBase:
         doc = self.store.document(doc_id)
         return (doc is not None and doc.content_hash == content_hash) or any(
             d == doc_id for d, _ in self.store.versions_with_hash(content_hash))
-
-    def _may_read_version(self, content_hash: str, doc_id: str | None,
-                          principal: Principal) -> bool:
-        versions = self.store.versions_with_hash(content_hash)
-        candidates = {d for d, _ in versions} if doc_id is None else {doc_id}
-        for candidate in candidates:
-            current = self.store.document(candidate)
-            if current is None or not principal.can_read(current.roles):
-                continue
-            if current.content_hash == content_hash or any(
-                    d == candidate and _version_readable(roles, principal)
-                    for d, roles in versions):
-                return True
-        return False
 
     def status(self) -> dict[str, Any]:
         with self.lock:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from glassrag.disclosure import disclose
 from glassrag.errors import NotFound
 from glassrag.records import Principal
 from glassrag.store.database import Store, now
+from glassrag.store.version_access import may_read_version
 from glassrag.trace import Trace
 
 # What a non-admin reads instead of a failed rewrite's error, which can name the endpoint.
@@ -65,14 +66,16 @@ def load(store: Store, trace_id: str, principal: Principal | None) -> dict[str, 
 
 def may_read(store: Store, trace: Trace, principal: Principal) -> bool:
     """Admins read every trace. Anyone else reads a trace of their own principal id, and
-    only while they may read *all* of its evidence now: each evidence document's current
-    roles are checked again, and a deleted document is one they cannot read. (Blocked
-    chunks do not matter: nothing of them is in the trace a non-admin sees.)"""
+    only while they may read *all* of its evidence now: each evidence version is checked
+    again against its own stored roles and its document's current ones (see
+    :mod:`glassrag.store.version_access`), and a deleted document is one they cannot read.
+    (Blocked chunks do not matter: nothing of them is in the trace a non-admin sees.)"""
     if principal.admin:
         return True
     if trace.principal.principal_id != principal.principal_id:
         return False
-    return _all_readable(store, {e.doc_id for e in trace.evidence}, principal)
+    return _all_readable(store, {e.doc_id for e in trace.evidence}, principal) and all(
+        may_read_version(store, e.content_hash, e.doc_id, principal) for e in trace.evidence)
 
 
 def _all_readable(store: Store, doc_ids: Iterable[str], principal: Principal) -> bool:
@@ -187,8 +190,13 @@ def _rewrite_view(stage: dict[str, Any], conceal: bool) -> dict[str, Any]:
     return view
 
 
-def export(trace: dict[str, Any], store: Store, directory: Path) -> list[Path]:
-    """Write the seed-001-style run records for ``trace`` into ``directory``.
+def export(trace: dict[str, Any], version_text: Callable[[str, str], str | None],
+           directory: Path) -> list[Path]:
+    """Write the run records for ``trace`` into ``directory``.
+
+    ``version_text(content_hash, doc_id)`` gives a version's text, or None when the caller may
+    no longer read it (its roles changed since the ask): that source is then written without
+    text, marked ``"text_withheld": true``.
 
     Five JSON files share one prefix: ``-sources`` (snapshot of every evidence document
     version with its hash and full text, plus the retrieval), ``-request``, ``-attempt-N``,
@@ -202,12 +210,14 @@ def export(trace: dict[str, Any], store: Store, directory: Path) -> list[Path]:
     for item in evidence:
         key = f"{item['doc_id']}@{item['doc_version']}"
         if key not in sources:
+            text = version_text(item["content_hash"], item["doc_id"])
             sources[key] = {
                 "doc_id": item["doc_id"], "source": item["source"], "title": item["title"],
                 "path": item.get("path"), "doc_version": item["doc_version"],
-                "content_hash": item["content_hash"],
-                "text": store.version_text(item["content_hash"]),
+                "content_hash": item["content_hash"], "text": text,
             }
+            if text is None:
+                sources[key]["text_withheld"] = True
     records: dict[str, Any] = {
         "sources": {
             "format": "glassrag-run-record/1", "kind": "sources", "trace_id": trace["trace_id"],
