@@ -305,6 +305,17 @@ def test_errors_name_the_callers_own_field(server: tuple[TestClient, dict[str, s
             assert err["message"].startswith(f"the {field} ")
 
 
+def test_a_dense_mode_without_an_embedder_names_the_setting_not_a_cli_flag(
+        server: tuple[TestClient, dict[str, str]]) -> None:
+    client, tokens = server
+    for path, field in (("/ask", "question"), ("/search", "query")):
+        err = _error_shape(client.post(path, json={field: "parking", "mode": "hybrid"},
+                                       headers=_auth(tokens["p0"])), 400)
+        assert err["details"]["field"] == "mode"
+        assert "[dense] embedder" in err["message"]
+        assert "(--embedder)" not in err["message"]
+
+
 def test_capabilities_name_only_the_modes_the_knowledge_base_serves(tmp_path: Path) -> None:
     from conftest import init_kb_with
 

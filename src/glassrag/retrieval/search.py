@@ -130,7 +130,10 @@ def retrieve(
         mode = Mode.TERMS
     if mode in DENSE_MODES:
         if dense is None:
-            raise InvalidInput(f"mode {mode!r} needs an embedder (--embedder)", field="mode")
+            raise InvalidInput(
+                f"mode {mode!r} needs an embedder, and this knowledge base has none: set "
+                "[dense] embedder in glassrag.toml or embed it (`glassrag embed --embedder "
+                "SPEC`)", field="mode")
         vector = dense.embed_query(query)
         with guard:
             found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
