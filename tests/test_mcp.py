@@ -154,3 +154,26 @@ def test_mcp_never_leaks(leak_dir: Path, principal: Principal) -> None:
             text = {k: v for k, v in json.loads(content.text).items()
                     if k not in ("question", "query", "query_terms")}
             _check(json.dumps(text, ensure_ascii=False), principal, f"mcp {name} text")
+
+
+def test_an_error_with_details_for_the_operator_logs_them(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller is told "the details are in the server log": they must be there."""
+    monkeypatch.delenv("GLASSRAG_TEST_MISSING_KEY", raising=False)
+    kb_dir = tmp_path / "kb"
+    KnowledgeBase.init(kb_dir).close()
+    config = kb_dir / "glassrag.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("[llm]\n", (
+        # The profile's own hosted endpoint needs a key; without one no request is made.
+        '[llm]\nprofile = "openai"\napi_key_env = "GLASSRAG_TEST_MISSING_KEY"\n'), 1).replace(
+        "http_retries = 3", "http_retries = 0"), encoding="utf-8")
+    (tmp_path / "a.md").write_text("Refunds take nine days.\n", encoding="utf-8")
+    with KnowledgeBase.open(kb_dir) as kb:
+        kb.ingest([tmp_path / "a.md"])
+    with caplog.at_level("WARNING", logger="glassrag"):
+        _, (result,) = _run(kb_dir, Principal("p0"), [("ask", {"question": "refund days?"})])
+    error = _error(result, "ask")
+    assert "details are in the server log" in error["message"]
+    assert "GLASSRAG_TEST_MISSING_KEY" not in error["message"]
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("glassrag")]
+    assert any("GLASSRAG_TEST_MISSING_KEY" in line for line in logged), logged

@@ -12,6 +12,7 @@ error shape as an engine error, naming the argument (``details.field``).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,6 +29,8 @@ from glassrag.kb import KnowledgeBase
 from glassrag.records import NamedMode, Principal
 from glassrag.settings import MAX_TOP_K
 from glassrag.store.bearer_tokens import TokenReader, authenticate
+
+log = logging.getLogger("glassrag.interfaces.mcp")
 
 TOOL_NAMES = ("search_knowledge_base", "ask")
 # Who makes a tool call, from the call's HTTP headers (None over stdio); raises
@@ -151,7 +154,10 @@ def _shape(exc: GlassragError) -> str:
 
 def _tool_error(exc: GlassragError) -> Exception:
     """The tool error for an engine error: its text is the JSON error shape of the HTTP API
-    (the SDK puts "Error executing tool NAME: " in front)."""
+    (the SDK puts "Error executing tool NAME: " in front). Details the caller does not get
+    (an error with a public message) go to the log, where that message says they are."""
+    if exc.public_message is not None:
+        log.warning("%s: %s", exc.code, exc.message)
     return ToolError(_shape(exc))
 
 
