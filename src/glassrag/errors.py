@@ -13,6 +13,8 @@ knowledge base, asks; the HTTP API and MCP do not, and the server logs the detai
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -102,3 +104,18 @@ class EmbedderMismatch(GlassragError):
 
     status = 409
     code = "embedder_mismatch"
+
+
+@contextlib.contextmanager
+def needs_extra(extra: str, package: str | None = None) -> Iterator[None]:
+    """Imports inside this block come from an optional extra: a missing module becomes
+    :class:`MissingExtra` naming ``package`` (the name pip installs, when it differs from the
+    module's) or the missing module, and the extra that installs it.
+
+    >>> with needs_extra("parsers", "python-docx"):   # doctest: +SKIP
+    ...     import docx
+    """
+    try:
+        yield
+    except ImportError as exc:
+        raise MissingExtra(package or exc.name or extra, extra) from exc

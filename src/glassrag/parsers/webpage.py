@@ -24,7 +24,7 @@ import dataclasses
 import re
 from typing import Any
 
-from glassrag.errors import InputFileError, MissingExtra
+from glassrag.errors import InputFileError, needs_extra
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
 
 LABEL = "HTML"
@@ -135,10 +135,8 @@ def drop_hidden(tree: Any) -> int:
 
 
 def _lexbor() -> Any:
-    try:
+    with needs_extra("parsers", "selectolax"):
         from selectolax.lexbor import LexborHTMLParser
-    except ImportError:
-        raise MissingExtra("selectolax", "parsers") from None
     return LexborHTMLParser
 
 
@@ -254,11 +252,9 @@ def html_to_text(html: str, stem: str, options: ParseOptions, parser: Any = None
 
 def trafilatura_to_text(html: str, stem: str, options: ParseOptions) -> Parsed:
     """Main text of a web page by trafilatura: headings as ``#`` lines, boilerplate dropped."""
-    try:
+    with needs_extra("parsers", "trafilatura"):
         import trafilatura
         from trafilatura.metadata import extract_metadata
-    except ImportError:
-        raise MissingExtra("trafilatura", "parsers") from None
     check_markup(html, options.limits)
     html = _SELECT.sub(" ", html)
     hidden = 0
