@@ -8,16 +8,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glassrag.answer.extractive import AnswerSettings
-from glassrag.dense.embeddings import EmbedReport
-from glassrag.dense.retriever import DenseSide
 from glassrag.errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
-from glassrag.ingest.roles_rules import load_roles_rules
-from glassrag.ingest.run import IngestOptions, Progress, run_ingest
-from glassrag.llm.client import LLMAnswerer
-from glassrag.llm.prompt import build_request, evidence_package
 from glassrag.locks import WRITE_LOCK_NAME, exclusive
 from glassrag.pipeline import AskRequest, decide, retrieve_with_rewrite, run_retrieval, validate
 from glassrag.pipeline import ask as ask_pipeline
@@ -33,14 +27,18 @@ from glassrag.records import (
     Principal,
     SearchResult,
 )
-from glassrag.retrieval import readable_bm25
 from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, preview_rewrite
 from glassrag.retrieval.search import readable_sets, retrieve
 from glassrag.settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
 from glassrag.store import traces
 from glassrag.store.database import DB_NAME, Store
-from glassrag.vectors.index import HnswParams
+
+if TYPE_CHECKING:  # imported where used: opening a knowledge base loads no parser or model
+    from glassrag.dense.embeddings import EmbedReport
+    from glassrag.dense.retriever import DenseSide
+    from glassrag.ingest.run import Progress
+    from glassrag.llm.client import LLMAnswerer
 
 DEFAULT_KB_DIR = ".glassrag"
 ROLES_RULES_NAME = "roles.toml"
@@ -132,6 +130,9 @@ class KnowledgeBase:
     def dense(self, embedder: str | None = None) -> DenseSide | None:
         """The dense side for ``embedder`` (else the configured or recorded one), or None
         when the knowledge base has no embedder at all."""
+        from glassrag.dense.retriever import DenseSide
+        from glassrag.vectors.index import HnswParams
+
         dense = self.settings.dense
         params = HnswParams(threshold=dense.hnsw_threshold, target_recall=dense.target_recall)
         side = DenseSide(self.path, self.store, embedder or dense.embedder or None, params)
@@ -180,6 +181,9 @@ class KnowledgeBase:
         knowledge base. One writer at a time: an ingest waits while another process (or
         thread) ingests into the same knowledge base, calling ``on_wait`` once if it must.
         """
+        from glassrag.ingest.roles_rules import load_roles_rules
+        from glassrag.ingest.run import IngestOptions, run_ingest
+
         if isinstance(paths, (str, Path)):
             paths = [paths]
         options = IngestOptions(
@@ -344,6 +348,8 @@ class KnowledgeBase:
         adds the query-rewrite request that would be sent first; it is not sent, so the
         evidence is the question's alone.
         """
+        from glassrag.llm.prompt import build_request, evidence_package
+
         req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
         with self.lock:
             self._sync()
@@ -428,6 +434,8 @@ class KnowledgeBase:
         if pool.mode == "dense":
             return {name: round(v, 6) for name, v in hit.scores.items()}
         if pool.mode in ("bm25", "hybrid") and hit.matched_terms:
+            from glassrag.retrieval import readable_bm25
+
             rowid = self.store.db.execute(
                 "SELECT id FROM chunks WHERE chunk_id = ?", (hit.chunk.chunk_id,)
             ).fetchone()[0]

@@ -24,10 +24,10 @@ from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_scor
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
 from glassrag.text.analysis import unique_terms
-from glassrag.vectors.index import VectorMatch
 
 if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseSide
+    from glassrag.vectors.index import VectorMatch
 
 MODES = ("bm25", "dense", "hybrid", "overlap", "terms")
 MAX_QUERY_CHARS = 20_000
@@ -200,6 +200,7 @@ _Found = tuple[Sequence["LexicalMatch | VectorMatch"], int, Sequence["LexicalMat
 def _by_chunk_order(store: Store, matches: Sequence[VectorMatch]) -> list[VectorMatch]:
     """Equal cosines ordered by (doc_id, ordinal) rather than by row position."""
     from glassrag.retrieval.readable_bm25 import by_chunk_order
+    from glassrag.vectors.index import VectorMatch
 
     return [VectorMatch(rowid, score)
             for score, rowid in by_chunk_order(store, [(m.score, m.rowid) for m in matches])]
