@@ -115,8 +115,6 @@ KNOWN_CYCLES = [
     ["glassrag.eval.cases", "glassrag.eval.docs", "glassrag.eval.qa", "glassrag.kb"],
     ["glassrag.interfaces.cli.answers", "glassrag.interfaces.cli.main",
      "glassrag.interfaces.cli.server"],
-    ["glassrag.parsers", "glassrag.parsers.mail", "glassrag.parsers.readers",
-     "glassrag.parsers.table", "glassrag.parsers.webpage", "glassrag.parsers.worker"],
 ]
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from glassrag.errors import InputFileError, needs_extra
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
+from glassrag.parsers.encoding import decode_bytes
 
 LABEL = "HTML"
 _DROP = frozenset({
@@ -210,8 +211,6 @@ class _Walker:
 
 
 def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
-    from glassrag.parsers.readers import decode_bytes  # readers imports this package: import late
-
     if options.html_extractor == "trafilatura":
         html, encoding = decode_bytes(raw)
         parsed = trafilatura_to_text(html, stem, options)
