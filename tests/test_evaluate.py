@@ -17,9 +17,8 @@ from glassrag.eval.cases import (
     evaluate_file,
     load_cases,
     run_cases,
-    run_qa,
 )
-from glassrag.eval.qa import answer_body, contains_gold
+from glassrag.eval.qa import answer_body, contains_gold, run_qa
 from glassrag.records import Answer, Citation
 
 # -- the bundled examples ------------------------------------------------------------------

@@ -453,14 +453,14 @@ class KnowledgeBase:
     def evaluate(self, path: str | Path) -> Any:
         """Run a case file (YAML or JSONL) and return its report (``passed``, ``lines()``);
         a question file (``answerable``, ``answers``, ``evidence``) is asked of this
-        knowledge base as it is (:func:`glassrag.eval.docs.run_docs_eval`)."""
+        knowledge base as it is (:func:`glassrag.eval.docs_judge.evaluate_kb`)."""
         from glassrag.eval.docs_questions import is_question_file
 
         if is_question_file(path):
-            from glassrag.eval.docs import run_docs_eval
+            from glassrag.eval.docs_judge import evaluate_kb
             from glassrag.eval.docs_questions import load_questions
 
-            return run_docs_eval(load_questions(path), kb=self)
+            return evaluate_kb(self, load_questions(path))
         from glassrag.eval.cases import evaluate_file
 
         return evaluate_file(self, Path(path))

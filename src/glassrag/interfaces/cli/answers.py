@@ -272,8 +272,9 @@ def eval_command(
     a QA benchmark (--qa DIR) or a retrieval benchmark (--beir DIR: nDCG@10, recall@100,
     MRR@10). --docs, --qa and --beir build a temporary knowledge base, or keep and reuse the
     one given with the global --kb."""
-    from glassrag.eval.cases import load_cases, run_cases, run_qa
+    from glassrag.eval.cases import load_cases, run_cases
     from glassrag.eval.docs_questions import is_question_file
+    from glassrag.eval.qa import run_qa
 
     if sum(x is not None for x in (cases, qa, beir)) != 1:
         err.print("[red]error:[/red] give one of: a case file, a question file, --qa DIR, "
