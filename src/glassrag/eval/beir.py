@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glassrag.errors import EmptyQuery, GlassragError, InvalidInput, needs_extra
-from glassrag.eval.beir_data import Corpus, load_beir
+from glassrag.eval.beir_data import Corpus, load_beir, write_records
 from glassrag.eval.metrics import evaluate, per_query
 from glassrag.eval.qa import benchmark_kb_dir
 from glassrag.records import Principal
@@ -362,24 +362,6 @@ def _ingest(kb: KnowledgeBase, root: Path, corpus: Corpus, embedder: str | None,
         kb.embed(embedder, progress=progress)
         embed_seconds = time.perf_counter() - started
     return ingest_seconds, embed_seconds
-
-
-def write_records(corpus: Corpus, target: Path, *, title_in_text: bool = False) -> int:
-    """The corpus as glassrag JSONL records (``doc_id``, ``title``, ``text``, public).
-
-    A document with no text is indexed by its title (glassrag refuses empty text)."""
-    import json
-
-    with target.open("w", encoding="utf-8") as out:
-        for doc_id, doc in corpus.items():
-            text = doc["text"] if doc["text"].strip() else doc["title"] or doc_id
-            if title_in_text and doc["title"].strip() and doc["text"].strip():
-                text = f"{doc['title']}\n{text}"
-            record = {"doc_id": doc_id, "source": doc_id, "roles": ["public"], "text": text}
-            if doc["title"].strip():  # glassrag needs a title; without one it uses doc_id
-                record["title"] = doc["title"]
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return len(corpus)
 
 
 def _doc_run(kb: KnowledgeBase, text: str, want: int, per_doc: float, chunks: int,
