@@ -20,12 +20,12 @@ from glassrag import KnowledgeBase
 from glassrag.answer.verify import verify
 from glassrag.errors import InvalidInput, MissingExtra
 from glassrag.llm.client import LLMAnswerer, LLMConfigError, LLMError, backoff, check
-from glassrag.llm.profiles import LLMSettings, build_body, resolve
+from glassrag.llm.profiles import LLMSettings, build_body, build_request, resolve
 from glassrag.llm.prompt import (
+    ANSWER_SCHEMA,
     STRICT_RULES,
     SYSTEM_PROMPT,
     ReplyError,
-    build_request,
     escape_evidence,
     parse_reply,
     user_message,
@@ -350,6 +350,35 @@ def test_a_model_is_discovered_when_none_is_configured(stub: StubLLM) -> None:
     answerer = LLMAnswerer(LLMSettings(profile="vllm", base_url=stub.base_url), environ={})
     with pytest.raises(LLMError, match=r"GET .*/models lists none"):
         run(answerer)
+
+
+def _chat_completions_body(question: str, evidence: list[Hit], model: str,
+                           temperature: float = 0.0, max_tokens: int = 1024) -> dict[str, Any]:
+    """The body an extractive dry-run shows, written out field by field."""
+    return {
+        "model": model, "temperature": temperature, "max_tokens": max_tokens,
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT},
+                     {"role": "user", "content": user_message(question, evidence)}],
+        "response_format": {"type": "json_schema", "json_schema": {
+            "name": "grounded_answer", "strict": True, "schema": ANSWER_SCHEMA}},
+    }
+
+
+@pytest.mark.parametrize(("kwargs", "environ", "model"), [
+    ({}, {}, "gpt-4o-mini"),
+    ({}, {"OPENAI_MODEL": "local-model"}, "local-model"),
+    ({"model": "m"}, {"OPENAI_MODEL": "local-model"}, "m"),
+    # No provider's rules apply: a reasoning model's name keeps the temperature, and the
+    # token field stays max_tokens.
+    ({"model": "o3-mini"}, {"OPENAI_BASE_URL": "https://api.openai.com/v1"}, "o3-mini"),
+    ({"temperature": 0.7, "max_tokens": 77}, {}, "gpt-4o-mini"),
+])
+def test_the_request_without_a_model_is_one_body_of_the_profiles(
+        kwargs: dict[str, Any], environ: dict[str, str], model: str) -> None:
+    evidence = [*EVIDENCE, hit("planted#1", PLANTED)]
+    expected = _chat_completions_body(QUESTION, evidence, model, kwargs.get("temperature", 0.0),
+                                      kwargs.get("max_tokens", 1024))
+    assert build_request(QUESTION, evidence, environ=environ, **kwargs) == expected
 
 
 def test_dry_run_request_is_unchanged_and_preview_reads_no_key() -> None:

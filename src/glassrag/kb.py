@@ -348,7 +348,8 @@ class KnowledgeBase:
         adds the query-rewrite request that would be sent first; it is not sent, so the
         evidence is the question's alone.
         """
-        from glassrag.llm.prompt import build_request, evidence_package
+        from glassrag.llm.profiles import build_request
+        from glassrag.llm.prompt import evidence_package
 
         req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
         with self.lock:

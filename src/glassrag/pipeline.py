@@ -291,7 +291,7 @@ def build_trace(trace_id: str, req: AskRequest, settings: Settings,
                 citations: Sequence[Citation], timings: dict[str, float],
                 llm: LLMAnswerer | None = None, *,
                 rewrite: RewriteStage | None = None) -> dict[str, Any]:
-    from glassrag.llm.prompt import build_request
+    from glassrag.llm.profiles import build_request
 
     timings["total"] = round(sum(timings.values()), 3)
     if llm is not None:
