@@ -129,6 +129,7 @@ class LLMSection(_Section):
     model: str | None = None
     api_key_env: str | None = None
     timeout: float = Field(default=30.0, gt=0)
+    deadline: float = Field(default=60.0, gt=0)
     max_output_tokens: int = Field(default=1024, gt=0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     retries: int = Field(default=2, ge=0, le=10)
@@ -327,7 +328,10 @@ log_path = ""
 # base_url = "http://127.0.0.1:8000/v1"
 # model = "gpt-4o-mini"
 # api_key_env = "OPENAI_API_KEY"   # the NAME of the variable holding the key
+# Seconds for each connect, read and write of a model request; deadline: seconds for the
+# whole request, connect to last byte, however the reply trickles in.
 timeout = 30.0
+deadline = 60.0
 max_output_tokens = 1024
 temperature = 0.0
 # Replies whose citations fail verification are retried with a stricter prompt this many

@@ -82,7 +82,8 @@ class LLMSettings:
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
-    timeout: float = 30.0
+    timeout: float = 30.0  # per connect, read and write (the SDK's)
+    deadline: float = 60.0  # per request, connect to last byte
     max_output_tokens: int = 1024
     temperature: float = 0.0
     retries: int = 2  # verification retries, each with the stricter prompt
@@ -99,6 +100,7 @@ class LLMSettings:
             (self.structured_output in (None, *STRUCTURED_MODES),
              f"structured_output must be one of {', '.join(STRUCTURED_MODES)}"),
             (self.timeout > 0, "timeout must be positive"),
+            (self.deadline > 0, "deadline must be positive"),
             (self.max_output_tokens > 0, "max_output_tokens must be positive"),
             (0.0 <= self.temperature <= 2.0, "temperature must be between 0 and 2"),
             (0 <= self.retries <= 10, "retries must be between 0 and 10"),
