@@ -232,9 +232,9 @@ def test_the_deadline_covers_the_model_lookup(stub: StubLLM) -> None:
 def test_the_deadline_is_a_setting_that_init_writes(tmp_path: Path) -> None:
     kb = KnowledgeBase.init(tmp_path / "kb")
     assert "\ndeadline = 60.0\n" in (tmp_path / "kb" / "glassrag.toml").read_text()
-    assert kb.settings.llm.deadline == 60.0 and kb.settings.llm.to_llm_settings().deadline == 60.0
+    assert kb.settings.llm.deadline == 60.0 and kb.settings.llm.with_profile().deadline == 60.0
     kb.close()
-    with pytest.raises(InvalidInput, match="deadline must be positive"):
+    with pytest.raises(InvalidInput, match="deadline: Input should be greater than 0"):
         LLMSettings(deadline=0)
 
 
@@ -565,7 +565,7 @@ def test_reply_bounds_are_llm_settings_written_by_init(tmp_path: Path) -> None:
     text = (tmp_path / "kb" / "glassrag.toml").read_text()
     assert "\nmax_reply_bytes = 1048576\n" in text and "\nmax_citations = 50\n" in text
     kb = KnowledgeBase.open(tmp_path / "kb")
-    settings = kb.settings.llm.to_llm_settings("openai")
+    settings = kb.settings.llm.with_profile("openai")
     kb.close()
     assert (settings.max_reply_bytes, settings.max_citations) == (1_048_576, 50)
     with pytest.raises(InvalidInput, match="max_reply_bytes"):

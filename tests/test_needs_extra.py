@@ -71,6 +71,19 @@ def _faiss() -> Any:
     return load_faiss()
 
 
+def _torch_model() -> Any:
+    from glassrag.dense.local_models import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder("some-model", runtime="torch").embed(["x"])
+
+
+def _numpy_model() -> Any:
+    from glassrag.dense.local_models import SentenceTransformerEmbedder
+
+    # tokenizers is imported before the model directory is read.
+    return SentenceTransformerEmbedder("some-model", runtime="numpy")._load_numpy()
+
+
 def _openai() -> Any:
     from glassrag.llm.client import post
 
@@ -84,6 +97,8 @@ def _openai() -> Any:
     (_html, "selectolax.lexbor", "selectolax", "parsers"),
     (_faiss, "faiss", "faiss-cpu", "dense"),
     (_openai, "openai", "openai", "llm"),
+    (_torch_model, "sentence_transformers", "sentence-transformers", "dense"),
+    (_numpy_model, "tokenizers", "tokenizers", "minilm"),
 ])
 def test_each_optional_import_names_its_package(
         monkeypatch: pytest.MonkeyPatch, call: Callable[[], Any], hidden: str, package: str,

@@ -55,7 +55,7 @@ from glassrag.eval.docs_judge import (
     rates,
 )
 from glassrag.eval.docs_questions import DocsQuestion
-from glassrag.records import Principal
+from glassrag.records import DENSE_MODES, Principal
 
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
@@ -151,7 +151,7 @@ def build_kb(kb: KnowledgeBase, name: str, folder: Path, embedder: str | None,
 
     A file that fails is listed in the build, not raised: the other files still count."""
     started = time.perf_counter()
-    dense = embedder if mode in ("dense", "hybrid") else None
+    dense = embedder if mode in DENSE_MODES else None
     report = kb.ingest([folder], prune=True, embedder=dense)
     counts = kb.status()
     return CorpusBuild(name, str(folder), str(kb.path), int(counts.get("documents", 0)),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from glassrag.errors import GlassragError, InvalidInput
 from glassrag.eval.docs_questions import DocsQuestion, answer_text, holds_answer, matches_any
-from glassrag.records import ANSWERED, NO_EVIDENCE, Answer, Principal
+from glassrag.records import ANSWERED, DENSE_MODES, NO_EVIDENCE, Answer, Principal
 
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
@@ -219,7 +219,7 @@ def apply_overrides(kb: KnowledgeBase, overrides: Mapping[str, Mapping[str, Any]
 def _settings_of(kb: KnowledgeBase, mode: str | None, embedder: str | None) -> dict[str, Any]:
     """The settings that decide the answers; ``min_score`` resolved for the embedder used."""
     s = kb.settings
-    side = kb.dense(embedder) if (mode or s.search.mode) in ("dense", "hybrid") else None
+    side = kb.dense(embedder) if (mode or s.search.mode) in DENSE_MODES else None
     spec = side.spec if side is not None else None
     return {"mode": mode or s.search.mode, "answer_top_k": s.answer.top_k,
             "min_coverage": s.answer.min_coverage, "max_sentences": s.answer.max_sentences,
