@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 USAGE = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+TRICKLE_BYTES = 64
 
 
 @dataclass
@@ -33,6 +34,9 @@ class Reply:
     raw: Any = None  # the exact response body instead (dict -> JSON, str/bytes -> as is)
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
+    # Seconds between pieces of TRICKLE_BYTES: the whole response (status line, headers,
+    # body) then arrives a little at a time, each piece well within any read timeout.
+    trickle: float = 0.0
     finish_reason: str = "stop"
     refusal: str | None = None
 
@@ -91,6 +95,7 @@ class StubLLM:
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.models = list(models)
+        self.trickle_models = 0.0  # seconds between pieces of the GET /models reply
         self.responder: Callable[[Any], Reply] | None = None  # used when the script is empty
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -151,7 +156,7 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
                 return
             self._send(200, {"object": "list", "data": [
                 {"id": m, "object": "model", "created": 0, "owned_by": "stub"}
-                for m in stub.models]})
+                for m in stub.models]}, trickle=stub.trickle_models)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
@@ -180,11 +185,15 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
                 payload = responses_body(reply, model)
             else:
                 payload = chat_body(reply, model)
-            self._send(reply.status, payload, reply.headers)
+            self._send(reply.status, payload, reply.headers, trickle=reply.trickle)
 
-        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None,
+                  trickle: float = 0.0) -> None:
             data = (payload if isinstance(payload, bytes)
                     else (payload if isinstance(payload, str) else json.dumps(payload)).encode())
+            if trickle:
+                self._trickle(status, data, headers or {}, trickle)
+                return
             try:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -195,5 +204,19 @@ def _handler(stub: StubLLM) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test); nothing to tell it
+
+        def _trickle(self, status: int, data: bytes, headers: dict[str, str],
+                     pause: float) -> None:
+            head = [f"HTTP/1.1 {status} OK", "content-type: application/json",
+                    f"content-length: {len(data)}", *(f"{k}: {v}" for k, v in headers.items())]
+            raw = ("\r\n".join(head) + "\r\n\r\n").encode() + data
+            try:
+                for start in range(0, len(raw), TRICKLE_BYTES):
+                    self.wfile.write(raw[start:start + TRICKLE_BYTES])
+                    self.wfile.flush()
+                    time.sleep(pause)
+            except OSError:
+                pass  # the client hung up: a deadline test
+            self.close_connection = True
 
     return Handler

@@ -58,3 +58,25 @@ def test_bad_jsonl_and_missing_files(tmp_path: Path) -> None:
 def test_scifact_loads() -> None:
     corpus, queries, qrels = load_beir(SHARED / "benchmarks" / "scifact")
     assert (len(corpus), len(queries), len(qrels)) == (5183, 300, 300)
+
+
+def test_written_records_read_back_as_the_corpus(tmp_path: Path) -> None:
+    from glassrag.eval.beir_data import write_records
+    from glassrag.parsers.readers import read_file
+
+    corpus = {"d1": {"title": " Refunds ", "text": "Money back in 14 days."},
+              "d2": {"title": "", "text": "No title here."},
+              "d3": {"title": "Only a title", "text": "  "},
+              "d4": {"title": "   ", "text": "Blank title."}}
+    target = tmp_path / "records.jsonl"
+    assert write_records(corpus, target) == 4
+    read = read_file(target)
+    assert read.errors == []
+    assert [(d.doc_id, d.title, d.source, d.text, d.roles) for d in read.documents] == [
+        ("d1", "Refunds", "d1", "Money back in 14 days.", ("public",)),
+        ("d2", "d2", "d2", "No title here.", ("public",)),
+        ("d3", "Only a title", "d3", "Only a title", ("public",)),  # indexed by its title
+        ("d4", "d4", "d4", "Blank title.", ("public",)),
+    ]
+    write_records(corpus, target, title_in_text=True)
+    assert read_file(target).documents[0].text == " Refunds \nMoney back in 14 days."

@@ -140,6 +140,20 @@ def test_an_existing_knowledge_base_is_asked_as_it_is(tmp_path: Path) -> None:
         run_docs_eval(load_questions(QUESTIONS))
 
 
+def test_kb_evaluate_asks_a_question_file_as_run_docs_eval_does(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        kb.ingest([DOCS / "greenhouse"])
+        by_method = kb.evaluate(QUESTIONS)
+        by_function = run_docs_eval(load_questions(QUESTIONS), kb=kb)
+
+    def comparable(rows: list[dict]) -> list[dict]:
+        return [{k: v for k, v in r.items() if k not in ("ask_ms", "trace_id")} for r in rows]
+
+    assert comparable(by_method.rows) == comparable(by_function.rows)
+    assert by_method.settings == by_function.settings and len(by_method.rows) > 0
+    assert [b.kb_path for b in by_method.builds] == [str(tmp_path / "kb")]
+
+
 def test_normalisation_and_matching_rules() -> None:
     assert normalise_answer("3 天") == normalise_answer("3天") == "3天"
     assert normalise_answer("４\u200bMiB") == "4mib"  # full width folded, zero-width dropped

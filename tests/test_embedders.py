@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -126,6 +128,7 @@ class Stub:
     def __init__(self) -> None:
         self.replies: list[tuple[int, Any, dict[str, str]]] = []
         self.requests: list[dict[str, Any]] = []
+        self.trickle = 0.0  # seconds between 64-byte pieces of the whole response
 
     def reply(self, status: int, body: Any, **headers: str) -> None:
         self.replies.append((status, body, headers))
@@ -150,6 +153,17 @@ def stub() -> Iterator[tuple[Stub, str]]:
             status, body, headers = script.replies.pop(0) if len(script.replies) > 1 \
                 else script.replies[0]
             raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            if script.trickle:
+                head = f"HTTP/1.1 {status} X\r\nContent-Length: {len(raw)}\r\n" + "".join(
+                    f"{k.replace('_', '-')}: {v}\r\n" for k, v in headers.items())
+                whole = (head + "\r\n").encode() + raw
+                with contextlib.suppress(OSError):  # the client hangs up at its deadline
+                    for start in range(0, len(whole), 64):
+                        self.wfile.write(whole[start:start + 64])
+                        self.wfile.flush()
+                        time.sleep(script.trickle)
+                self.close_connection = True
+                return
             self.send_response(status)
             for key, value in headers.items():
                 self.send_header(key.replace("_", "-"), value)
@@ -239,6 +253,34 @@ def test_dimension_learned_then_enforced(stub: tuple[Stub, str]) -> None:
     assert embedder.dim == 5  # a probe request
     with pytest.raises(EmbeddingError, match="dimension 7, expected 5"):
         embedder.embed(["x"])
+
+
+@pytest.mark.parametrize(("status", "padding"), [(200, ""), (503, "p" * 1500)],
+                         ids=["body", "headers"])
+def test_openai_reply_trickled_past_the_deadline_is_cut_off(
+        stub: tuple[Stub, str], status: int, padding: str) -> None:
+    script, base = stub
+    script.trickle = 0.2  # each piece well within the 1 s timeout; the whole, seconds longer
+    script.reply(status, vectors_body(1, 64), X_Padding=padding)
+    with pytest.raises(EmbeddingError) as caught:
+        api(base, timeout=1, deadline=0.5, max_retries=1).embed(["x"])
+    assert caught.value.message == (f"{base}/embeddings: no complete reply within the 0.5s "
+                                    "deadline after 2 attempts (the embedder's deadline option)")
+    assert len(script.requests) == 2  # a late reply is retried like a timeout
+
+
+def test_openai_transient_statuses_and_retry_after_dates(stub: tuple[Stub, str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    script, base = stub
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)
+    # 408 and 409 are retried as the openai SDK retries them; an HTTP-date Retry-After
+    # in the past means "now".
+    script.reply(408, {"error": {"message": "timeout"}})
+    script.reply(409, {"error": {"message": "busy"}}, Retry_After="Wed, 21 Oct 2015 07:28:00 GMT")
+    script.reply(200, vectors_body(1, 4))
+    assert api(base).embed(["x"]).shape == (1, 4)
+    assert len(script.requests) == 3 and waits == [0.0, 0.0]
 
 
 def test_unreachable_endpoint() -> None:

@@ -17,9 +17,9 @@ from glassrag.eval.cases import (
     evaluate_file,
     load_cases,
     run_cases,
-    run_qa,
 )
-from glassrag.eval.qa import answer_body, contains_gold
+from glassrag.eval.qa import answer_body, contains_gold, run_qa
+from glassrag.eval.qa import load_questions as load_qa_questions
 from glassrag.records import Answer, Citation
 
 # -- the bundled examples ------------------------------------------------------------------
@@ -253,13 +253,31 @@ def test_qa_metrics_by_hand(tmp_path: Path) -> None:
 def test_qa_limit_and_errors(tmp_path: Path) -> None:
     root = qa_set(tmp_path / "qa")
     assert run_qa(root, limit=2).n == 2
-    with pytest.raises(InvalidInput, match="split 'dev'"):
+    with pytest.raises(InvalidInput, match=r"qrels/dev.tsv: not found"):
         run_qa(root, split="dev")
     with pytest.raises(InvalidInput, match="limit"):
         run_qa(root, limit=0)
-    (root / "answers.jsonl").unlink()
-    with pytest.raises(InvalidInput, match="answers.jsonl: missing"):
+    write_jsonl(root / "answers.jsonl", [{"_id": "q1", "answers": "Smiljan"}])
+    with pytest.raises(InvalidInput, match=r"answers.jsonl:1: \"answers\" must be a list"):
         run_qa(root)
+    (root / "answers.jsonl").unlink()
+    with pytest.raises(InvalidInput, match=r"answers.jsonl: not found \(a QA set also needs"):
+        run_qa(root)
+
+
+def test_qa_questions_with_numeric_ids_are_asked(tmp_path: Path) -> None:
+    # JSON ids may be numbers; qrels are text: both name the same question.
+    root = tmp_path / "qa"
+    write_jsonl(root / "corpus.jsonl", CORPUS)
+    write_jsonl(root / "queries.jsonl", [{"_id": 1, "text": "Where was Nikola Tesla born?"}])
+    write_jsonl(root / "answers.jsonl", [{"_id": 1, "answers": ["Smiljan"]}])
+    (root / "qrels").mkdir()
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\ttesla_p0\t1\n",
+                                             encoding="utf-8")
+    [question] = load_qa_questions(root)
+    assert (question.qid, question.gold_docs, question.answers) == (
+        "1", frozenset({"tesla_p0"}), ("Smiljan",))
+    assert run_qa(root).answer_contains_gold == 1.0
 
 
 def test_gold_normalisation_and_answer_body() -> None:

@@ -19,13 +19,14 @@ import pytest
 from glassrag import KnowledgeBase
 from glassrag.answer.verify import verify
 from glassrag.errors import InvalidInput, MissingExtra
-from glassrag.llm.client import LLMAnswerer, LLMConfigError, LLMError, backoff, check
-from glassrag.llm.profiles import LLMSettings, build_body, resolve
+from glassrag.http_calls import RetryPolicy
+from glassrag.llm.client import LLMAnswerer, LLMConfigError, LLMError, check
+from glassrag.llm.profiles import LLMSettings, build_body, build_request, resolve
 from glassrag.llm.prompt import (
+    ANSWER_SCHEMA,
     STRICT_RULES,
     SYSTEM_PROMPT,
     ReplyError,
-    build_request,
     escape_evidence,
     parse_reply,
     user_message,
@@ -204,6 +205,39 @@ def test_a_slow_reply_past_the_timeout_is_unverified(stub: StubLLM) -> None:
     assert sleeps == [0.5]
 
 
+@pytest.mark.parametrize("padding", [{}, {"x-padding": "p" * 1500}], ids=["body", "headers"])
+def test_a_reply_trickled_past_the_deadline_is_cut_off(stub: StubLLM,
+                                                       padding: dict[str, str]) -> None:
+    # Every piece arrives well within the 1 s timeout; the whole takes seconds more than
+    # the deadline (headers included: a padded header block alone takes 5 s).
+    stub.push(Reply(GOOD, trickle=0.2, headers=padding), Reply(GOOD, trickle=0.2))
+    sleeps = Sleeps()
+    draft, verdict, attempts = run(make(stub, timeout=1.0, deadline=0.5, http_retries=1,
+                                        retries=0, sleeps=sleeps))
+    assert draft is None and not verdict.ok and len(attempts) == 2 and sleeps == [0.5]
+    late = "did not complete within its 0.5s deadline"
+    assert attempts[0]["error"] == f"POST {stub.base_url}/chat/completions: {late} ([llm] deadline)"
+    assert verdict.problems == (f"the model request {late} (gave up after 2 tries)",)
+
+
+def test_the_deadline_covers_the_model_lookup(stub: StubLLM) -> None:
+    answerer = LLMAnswerer(LLMSettings(profile="vllm", base_url=stub.base_url, deadline=0.5),
+                           environ={})
+    stub.models = [f"model-{'x' * 40}-{n}" for n in range(100)]
+    stub.trickle_models = 0.2
+    with pytest.raises(LLMError, match=r"GET .*/models did not complete within its 0.5s "):
+        run(answerer)
+
+
+def test_the_deadline_is_a_setting_that_init_writes(tmp_path: Path) -> None:
+    kb = KnowledgeBase.init(tmp_path / "kb")
+    assert "\ndeadline = 60.0\n" in (tmp_path / "kb" / "glassrag.toml").read_text()
+    assert kb.settings.llm.deadline == 60.0 and kb.settings.llm.with_profile().deadline == 60.0
+    kb.close()
+    with pytest.raises(InvalidInput, match="deadline: Input should be greater than 0"):
+        LLMSettings(deadline=0)
+
+
 def test_a_429_then_success_honours_retry_after(stub: StubLLM) -> None:
     stub.push(Reply("Rate limit reached", status=429, headers={"Retry-After": "0"}), Reply(GOOD))
     sleeps = Sleeps()
@@ -223,8 +257,9 @@ def test_5xx_backs_off_boundedly_then_gives_up(stub: StubLLM) -> None:
     assert draft is None and not verdict.ok and len(attempts) == 4
     assert sleeps == [0.5, 1.0, 2.0]
     assert "HTTP 503" in verdict.problems[0] and "gave up after 4 tries" in verdict.problems[0]
-    assert backoff(10, {}) == 8.0 and backoff(0, {"retry-after": "3600"}) == 30.0
-    assert backoff(0, {"retry-after-ms": "250"}) == 0.25
+    policy = RetryPolicy(3)
+    assert policy.wait(10, {}) == 8.0 and policy.wait(0, {"retry-after": "3600"}) == 30.0
+    assert policy.wait(0, {"retry-after-ms": "250"}) == 0.25
 
 
 def test_a_client_error_is_not_retried(stub: StubLLM) -> None:
@@ -350,6 +385,35 @@ def test_a_model_is_discovered_when_none_is_configured(stub: StubLLM) -> None:
     answerer = LLMAnswerer(LLMSettings(profile="vllm", base_url=stub.base_url), environ={})
     with pytest.raises(LLMError, match=r"GET .*/models lists none"):
         run(answerer)
+
+
+def _chat_completions_body(question: str, evidence: list[Hit], model: str,
+                           temperature: float = 0.0, max_tokens: int = 1024) -> dict[str, Any]:
+    """The body an extractive dry-run shows, written out field by field."""
+    return {
+        "model": model, "temperature": temperature, "max_tokens": max_tokens,
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT},
+                     {"role": "user", "content": user_message(question, evidence)}],
+        "response_format": {"type": "json_schema", "json_schema": {
+            "name": "grounded_answer", "strict": True, "schema": ANSWER_SCHEMA}},
+    }
+
+
+@pytest.mark.parametrize(("kwargs", "environ", "model"), [
+    ({}, {}, "gpt-4o-mini"),
+    ({}, {"OPENAI_MODEL": "local-model"}, "local-model"),
+    ({"model": "m"}, {"OPENAI_MODEL": "local-model"}, "m"),
+    # No provider's rules apply: a reasoning model's name keeps the temperature, and the
+    # token field stays max_tokens.
+    ({"model": "o3-mini"}, {"OPENAI_BASE_URL": "https://api.openai.com/v1"}, "o3-mini"),
+    ({"temperature": 0.7, "max_tokens": 77}, {}, "gpt-4o-mini"),
+])
+def test_the_request_without_a_model_is_one_body_of_the_profiles(
+        kwargs: dict[str, Any], environ: dict[str, str], model: str) -> None:
+    evidence = [*EVIDENCE, hit("planted#1", PLANTED)]
+    expected = _chat_completions_body(QUESTION, evidence, model, kwargs.get("temperature", 0.0),
+                                      kwargs.get("max_tokens", 1024))
+    assert build_request(QUESTION, evidence, environ=environ, **kwargs) == expected
 
 
 def test_dry_run_request_is_unchanged_and_preview_reads_no_key() -> None:

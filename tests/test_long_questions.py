@@ -16,9 +16,10 @@ from conftest import write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.errors import InvalidInput
 from glassrag.eval.beir import run_beir
-from glassrag.eval.cases import EvalCase, run_cases, run_qa
+from glassrag.eval.cases import EvalCase, run_cases
 from glassrag.eval.docs import run_docs_eval
 from glassrag.eval.docs_questions import load_questions
+from glassrag.eval.qa import run_qa
 from glassrag.pipeline import MAX_QUESTION_CHARS
 from glassrag.retrieval.query_terms import MAX_QUERY_TERMS
 from glassrag.retrieval.search import MAX_QUERY_CHARS

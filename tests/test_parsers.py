@@ -231,12 +231,14 @@ def test_csv_semicolons_are_sniffed_and_long_rows_wrapped(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("suffix", "name"),
     [(".pdf", "pdf"), (".DOCX", "docx"), (".pptx", "pptx"), (".htm", "html"),
-     (".html", "html"), (".xhtml", "html"), (".eml", "eml"), (".csv", "csv"), (".tsv", "tsv")],
+     (".html", "html"), (".xhtml", "html"), (".eml", "eml"), (".csv", "csv"), (".tsv", "tsv"),
+     (".md", "markdown"), (".Markdown", "markdown"), (".rst", "rst"), (".txt", "text"),
+     (".jsonl", "jsonl")],
 )
 def test_registry_by_suffix(suffix: str, name: str) -> None:
     parser = parser_for(suffix)
     assert parser is not None and parser.name == name
-    assert parser_for(".md") is None
+    assert parser_for(".doc") is None and parser_for("") is None
 
 
 def test_wrap_keeps_sentences_whole_and_cuts_long_runs() -> None:

@@ -14,7 +14,8 @@ knowledge base, asks; the HTTP API and MCP do not, and the server logs the detai
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 
@@ -192,3 +193,18 @@ def invalid_fields(problems: Iterable[Mapping[str, Any]]) -> InvalidInput:
     if not fields:
         return InvalidInput("invalid request", field="body")
     return InvalidInput("; ".join(lines), field=fields[0], fields=list(dict.fromkeys(fields)))
+
+
+@contextlib.contextmanager
+def needs_extra(extra: str, package: str | None = None) -> Iterator[None]:
+    """Imports inside this block come from an optional extra: a missing module becomes
+    :class:`MissingExtra` naming ``package`` (the name pip installs, when it differs from the
+    module's) or the missing module, and the extra that installs it.
+
+    >>> with needs_extra("parsers", "python-docx"):   # doctest: +SKIP
+    ...     import docx
+    """
+    try:
+        yield
+    except ImportError as exc:
+        raise MissingExtra(package or exc.name or extra, extra) from exc

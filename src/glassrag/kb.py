@@ -11,14 +11,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from glassrag.dense.embeddings import EmbedReport
-from glassrag.dense.retriever import DenseRetriever, hnsw_params
 from glassrag.disclosure import disclose
 from glassrag.errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
-from glassrag.ingest.roles_rules import ROLES_FILE, load_roles_rules
-from glassrag.ingest.run import IngestOptions, Progress, run_ingest
-from glassrag.llm.client import LLMAnswerer
-from glassrag.llm.prompt import build_request, evidence_package
 from glassrag.locks import WRITE_LOCK_NAME, exclusive
 from glassrag.pipeline import (
     BLOCKED_LIMIT,
@@ -42,7 +36,6 @@ from glassrag.records import (
     Principal,
     SearchResult,
 )
-from glassrag.retrieval import readable_bm25
 from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, preview_rewrite
 from glassrag.retrieval.search import Retrieval, readable_sets
@@ -51,9 +44,13 @@ from glassrag.store import traces
 from glassrag.store.database import DB_NAME, Store
 from glassrag.store.version_access import may_read_version
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: opening a knowledge base loads no parser or model
+    from glassrag.dense.embeddings import EmbedReport
+    from glassrag.dense.retriever import DenseRetriever
     from glassrag.eval.cases import EvalReport
-    from glassrag.eval.docs import DocsEvalReport
+    from glassrag.eval.docs_judge import DocsEvalReport
+    from glassrag.ingest.run import Progress
+    from glassrag.llm.client import LLMAnswerer
 
 DEFAULT_KB_DIR = ".glassrag"
 
@@ -141,6 +138,8 @@ class KnowledgeBase:
     def dense(self, embedder: str | None = None) -> DenseRetriever | None:
         """The dense retriever for ``embedder`` (else the configured or recorded one), or
         None when the knowledge base has no embedder at all."""
+        from glassrag.dense.retriever import DenseRetriever, hnsw_params
+
         with self.lock:  # reads the recorded model from the store
             side = DenseRetriever(self.path, self.store, embedder or self.settings.dense.embedder
                                   or None, hnsw_params(self.settings.dense))
@@ -189,6 +188,9 @@ class KnowledgeBase:
         knowledge base. One writer at a time: an ingest waits while another process (or
         thread) ingests into the same knowledge base, calling ``on_wait`` once if it must.
         """
+        from glassrag.ingest.roles_rules import ROLES_FILE, load_roles_rules
+        from glassrag.ingest.run import IngestOptions, run_ingest
+
         if isinstance(paths, (str, Path)):
             paths = [paths]
         options = IngestOptions(
@@ -320,6 +322,8 @@ class KnowledgeBase:
     def _llm(self, profile: str | None) -> LLMAnswerer | None:
         if profile is None and self.settings.llm.profile is None:
             return None
+        from glassrag.llm.client import LLMAnswerer
+
         return LLMAnswerer(self.settings.llm.with_profile(profile))
 
     def dry_run(
@@ -342,6 +346,9 @@ class KnowledgeBase:
         ``rewrite`` (as for ask) adds the query-rewrite request that would be sent first; it
         is not sent, so the evidence is the question's alone.
         """
+        from glassrag.llm.profiles import build_request
+        from glassrag.llm.prompt import evidence_package
+
         req = self._request(question, principal, top_k, mode, terms, embedder, rerank)
         found = run_retrieval(self.store, self.lexical, req, self._reading)
         answerer = self._llm(llm)
@@ -420,6 +427,8 @@ class KnowledgeBase:
         if pool.mode == Mode.DENSE:
             return {name: round(v, 6) for name, v in hit.scores.items()}
         if pool.mode in (Mode.BM25, Mode.HYBRID) and hit.matched_terms:
+            from glassrag.retrieval import readable_bm25
+
             rowid = self.store.db.execute(
                 "SELECT id FROM chunks WHERE chunk_id = ?", (hit.chunk.chunk_id,)
             ).fetchone()[0]
@@ -437,14 +446,14 @@ class KnowledgeBase:
     def evaluate(self, path: str | Path) -> EvalReport | DocsEvalReport:
         """Run a case file (YAML or JSONL) and return its report (``passed``, ``lines()``);
         a question file (``answerable``, ``answers``, ``evidence``) is asked of this
-        knowledge base as it is (:func:`glassrag.eval.docs.run_docs_eval`)."""
+        knowledge base as it is (:func:`glassrag.eval.docs_judge.evaluate_kb`)."""
         from glassrag.eval.docs_questions import is_question_file
 
         if is_question_file(path):
-            from glassrag.eval.docs import run_docs_eval
+            from glassrag.eval.docs_judge import evaluate_kb
             from glassrag.eval.docs_questions import load_questions
 
-            return run_docs_eval(load_questions(path), kb=self)
+            return evaluate_kb(self, load_questions(path))
         from glassrag.eval.cases import evaluate_file
 
         return evaluate_file(self, Path(path))

@@ -344,7 +344,7 @@ def build_trace(trace_id: str, req: Request, settings: Settings,
                 llm: LLMAnswerer | None = None, *,
                 rewrite: RewriteStage | None = None) -> Trace:
     """The trace of one ask: every stage's input and outcome, the whole truth."""
-    from glassrag.llm.prompt import build_request
+    from glassrag.llm.profiles import build_request
 
     timings["total"] = round(sum(timings.values()), 3)
     if llm is not None:

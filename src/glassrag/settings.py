@@ -196,6 +196,7 @@ class LLMSettings(_CheckedSection):
     model: str | None = None
     api_key_env: str | None = None
     timeout: float = Field(default=30.0, gt=0)
+    deadline: float = Field(default=60.0, gt=0)
     max_output_tokens: int = Field(default=1024, gt=0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     retries: int = Field(default=2, ge=0, le=10)
@@ -406,8 +407,11 @@ log_path = ""
 # base_url = "http://127.0.0.1:8000/v1"
 # model = "gpt-4o-mini"
 # api_key_env = "OPENAI_API_KEY"   # the NAME of the variable holding the key
-# Seconds to wait for the model's reply, the most tokens it may write, and its temperature.
+# Seconds for each connect, read and write of a model request; deadline: seconds for the
+# whole request, connect to last byte, however the reply trickles in; then the most tokens
+# the model may write, and its temperature.
 timeout = 30.0
+deadline = 60.0
 max_output_tokens = 1024
 temperature = 0.0
 # How replies are constrained to the answer's JSON: json_schema, json_object or text.

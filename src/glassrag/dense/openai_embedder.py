@@ -2,27 +2,43 @@
 
 OpenAI, Ollama, vLLM, TEI and llama.cpp all speak this shape. Only the standard library is
 used (urllib): no SDK is needed for one POST, and the dense extra stays small. Transient
-failures (HTTP 429, 5xx, connection errors, timeouts) are retried a bounded number of times;
-every error names the endpoint and the HTTP status, never the API key.
+failures (HTTP 408, 409, 429, 5xx, connection errors, timeouts) are retried a bounded number
+of times, as :mod:`glassrag.http_calls` decides for every model call; each request has a
+deadline as well as a per-read ``timeout``. Every error names the endpoint and the HTTP
+status, never the API key.
 """
 
 from __future__ import annotations
 
-import contextlib
+import http.client
 import json
 import os
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from glassrag.dense.base import BaseEmbedder, check_prefixes, prefixed_name
 from glassrag.errors import EmbeddingError
+from glassrag.http_calls import Deadline, RetryPolicy, open_url, transient_status, with_retries
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RETRY_AFTER_CAP = 30.0  # seconds; a server asking for more is treated as down
+
+
+@dataclass
+class _Reply:
+    """What one try of a request gave: the body, or why there is none."""
+
+    attempt: int
+    raw: bytes | None = None
+    status: int | None = None  # an HTTP error status
+    headers: dict[str, str] = field(default_factory=dict)
+    detail: str = ""  # the error body's excerpt, or why the transport failed
+    late: bool = False  # the deadline passed
+    retryable: bool = False
 
 
 class OpenAIEmbedder(BaseEmbedder):
@@ -30,7 +46,9 @@ class OpenAIEmbedder(BaseEmbedder):
     ``dim`` only declares what to expect. Without either, the first response sets it.
 
     ``query_prefix`` / ``passage_prefix`` are prepended before sending, for an asymmetric
-    model (E5, BGE…) behind a server that does not add its instructions itself."""
+    model (E5, BGE…) behind a server that does not add its instructions itself.
+
+    ``timeout`` bounds each connect and read; ``deadline`` the whole of one request."""
 
     def __init__(
         self,
@@ -39,6 +57,7 @@ class OpenAIEmbedder(BaseEmbedder):
         api_key_env: str = "OPENAI_API_KEY",
         batch_size: int = 64,
         timeout: float = 60.0,
+        deadline: float = 120.0,
         max_retries: int = 3,
         backoff: float = 0.5,
         dimensions: int | None = None,
@@ -46,8 +65,9 @@ class OpenAIEmbedder(BaseEmbedder):
         query_prefix: str = "",
         passage_prefix: str = "",
     ) -> None:
-        if batch_size < 1 or max_retries < 0 or timeout <= 0:
-            raise ValueError("batch_size >= 1, max_retries >= 0 and timeout > 0 are required")
+        if batch_size < 1 or max_retries < 0 or timeout <= 0 or deadline <= 0:
+            raise ValueError("batch_size >= 1, max_retries >= 0, timeout > 0 and deadline > 0 "
+                             "are required")
         check_prefixes(query_prefix, passage_prefix)
         self.model = model
         self.name = prefixed_name(f"openai:{model}", query_prefix, passage_prefix)
@@ -58,6 +78,7 @@ class OpenAIEmbedder(BaseEmbedder):
         self.api_key_env = api_key_env
         self.batch_size = batch_size
         self.timeout = float(timeout)
+        self.deadline = float(deadline)
         self.max_retries = max_retries
         self.backoff = float(backoff)
         self.dimensions = dimensions
@@ -94,50 +115,58 @@ class OpenAIEmbedder(BaseEmbedder):
         key = os.environ.get(self.api_key_env)
         if key:  # local servers (Ollama, vLLM) usually need none
             headers["Authorization"] = f"Bearer {key}"
-        attempts = self.max_retries + 1
-        for attempt in range(1, attempts + 1):
+
+        def send(attempt: int) -> _Reply:
             request = urllib.request.Request(self.endpoint, data=data, headers=headers,
                                              method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                detail = _excerpt(exc.read())
-                retryable = exc.code == 429 or exc.code >= 500
-                if retryable and attempt < attempts:
-                    self._sleep(attempt, exc.headers.get("Retry-After"))
-                    continue
-                raise EmbeddingError(
-                    f"{self.endpoint}: HTTP {exc.code} for model {self.model!r}"
-                    f"{_tries(attempt)}: {detail}{self._hint(exc.code)}",
-                    endpoint=self.endpoint, http_status=exc.code,
-                ) from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                if attempt < attempts:
-                    self._sleep(attempt, None)
-                    continue
-                reason = getattr(exc, "reason", exc)
-                raise EmbeddingError(
-                    f"{self.endpoint}: unreachable{_tries(attempt)}: {reason}",
-                    endpoint=self.endpoint,
-                ) from None
-            try:
-                return json.loads(raw)
-            except ValueError:
-                raise EmbeddingError(
-                    f"{self.endpoint}: the reply is not JSON: {_excerpt(raw)}",
-                    endpoint=self.endpoint,
-                ) from None
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+            with Deadline(self.deadline) as deadline:
+                return self._send(request, deadline, attempt + 1)
 
-    def _sleep(self, attempt: int, retry_after: str | None) -> None:
-        delay = self.backoff * 2 ** (attempt - 1)
-        if retry_after:
-            # An HTTP-date Retry-After is ignored; the exponential delay is good enough.
-            with contextlib.suppress(ValueError):
-                delay = min(float(retry_after), RETRY_AFTER_CAP)
-        if delay > 0:
-            time.sleep(delay)
+        policy = RetryPolicy(self.max_retries, base=self.backoff)
+        reply = with_retries(send, lambda r: r.headers if r.retryable else None, policy,
+                             time.sleep)
+        tries = _tries(reply.attempt)
+        if reply.late:
+            raise EmbeddingError(
+                f"{self.endpoint}: no complete reply within the {self.deadline:g}s deadline"
+                f"{tries} (the embedder's deadline option)", endpoint=self.endpoint)
+        if reply.status is not None:
+            raise EmbeddingError(
+                f"{self.endpoint}: HTTP {reply.status} for model {self.model!r}"
+                f"{tries}: {reply.detail}{self._hint(reply.status)}",
+                endpoint=self.endpoint, http_status=reply.status,
+            )
+        if reply.raw is None:
+            raise EmbeddingError(f"{self.endpoint}: unreachable{tries}: {reply.detail}",
+                                 endpoint=self.endpoint)
+        try:
+            return json.loads(reply.raw)
+        except ValueError:
+            raise EmbeddingError(
+                f"{self.endpoint}: the reply is not JSON: {_excerpt(reply.raw)}",
+                endpoint=self.endpoint,
+            ) from None
+
+    def _send(self, request: urllib.request.Request, deadline: Deadline,
+              attempt: int) -> _Reply:
+        """One try, its error body read within the deadline too."""
+        try:
+            with open_url(request, self.timeout, deadline) as response:
+                return _Reply(attempt, raw=response.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                detail = _excerpt(exc.read())
+            except (OSError, http.client.HTTPException):
+                detail = "(the error body could not be read)"
+            if deadline.expired:
+                return _Reply(attempt, late=True, retryable=True)
+            return _Reply(attempt, status=exc.code, detail=detail,
+                          headers={k.lower(): v for k, v in exc.headers.items()},
+                          retryable=transient_status(exc.code))
+        except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, resets
+            if deadline.expired:
+                return _Reply(attempt, late=True, retryable=True)
+            return _Reply(attempt, detail=str(getattr(exc, "reason", exc)), retryable=True)
 
     def _hint(self, status: int) -> str:
         if status in (401, 403):

@@ -41,8 +41,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glassrag.errors import EmptyQuery, GlassragError, InvalidInput, MissingExtra
-from glassrag.eval.beir_data import Corpus, load_beir
+from glassrag.errors import EmptyQuery, GlassragError, InvalidInput, needs_extra
+from glassrag.eval.beir_data import Corpus, load_beir, write_records
 from glassrag.eval.metrics import evaluate, per_query
 from glassrag.eval.qa import benchmark_kb_dir
 from glassrag.records import DENSE_MODES, Principal
@@ -364,24 +364,6 @@ def _ingest(kb: KnowledgeBase, root: Path, corpus: Corpus, embedder: str | None,
     return ingest_seconds, embed_seconds
 
 
-def write_records(corpus: Corpus, target: Path, *, title_in_text: bool = False) -> int:
-    """The corpus as glassrag JSONL records (``doc_id``, ``title``, ``text``, public).
-
-    A document with no text is indexed by its title (glassrag refuses empty text)."""
-    import json
-
-    with target.open("w", encoding="utf-8") as out:
-        for doc_id, doc in corpus.items():
-            text = doc["text"] if doc["text"].strip() else doc["title"] or doc_id
-            if title_in_text and doc["title"].strip() and doc["text"].strip():
-                text = f"{doc['title']}\n{text}"
-            record = {"doc_id": doc_id, "source": doc_id, "roles": ["public"], "text": text}
-            if doc["title"].strip():  # glassrag needs a title; without one it uses doc_id
-                record["title"] = doc["title"]
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return len(corpus)
-
-
 def _doc_run(kb: KnowledgeBase, text: str, want: int, per_doc: float, chunks: int,
              options: Mapping[str, Any]) -> dict[str, float]:
     """The best ``want`` documents for a query: each scores as its best chunk. Asks for
@@ -406,10 +388,8 @@ def _run_bm25s(dataset: str, split: str, corpus: Corpus, queries: Mapping[str, s
                qrels: Mapping[str, Mapping[str, int]], tokenizer: str,
                params: dict[str, float], top_k: int, progress: Progress | None,
                title_in_text: bool = False) -> BeirReport:
-    try:
+    with needs_extra("bench", "bm25s"):
         import bm25s
-    except ImportError as exc:
-        raise MissingExtra("bm25s", "bench") from exc
     name = _TOKENIZER_ALIASES.get(tokenizer)
     if name is None:
         tokenize("", tokenizer)  # raises the error naming the choices

@@ -12,20 +12,19 @@ As in the seed, a case that expects no source (``expected_source`` null or absen
 its status alone, so a ``blocked_by_permission`` case passes without citations.
 
 Case files are YAML (a list of cases, or a mapping with a ``cases:`` list), JSON (the same
-shapes) or JSONL (one case object a line). The QA benchmark runner lives in
-:mod:`glassrag.eval.qa` and is re-exported here, so ``glassrag eval`` needs one import.
+shapes) or JSONL (one case object a line). Cases run against a knowledge base they are given
+(this module never opens one), so :meth:`KnowledgeBase.evaluate` can use it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glassrag.answer.verify import normalize_for_match
 from glassrag.errors import GlassragError, InvalidInput
-from glassrag.eval.qa import Progress, QAReport, run_qa
 from glassrag.eval.record_files import parse_records
 from glassrag.records import STATUSES, Mode, Principal
 from glassrag.settings import MAX_TOP_K  # the engine's one cap on top_k
@@ -33,6 +32,7 @@ from glassrag.settings import MAX_TOP_K  # the engine's one cap on top_k
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
 
+Progress = Callable[[int, int], None]
 REQUIRED = ("name", "question", "roles", "expected_status")
 OPTIONAL_TEXT = ("expected_source", "expected_doc_id", "expected_chunk_id", "answer_contains")
 KNOWN_KEYS = frozenset(REQUIRED + OPTIONAL_TEXT + ("top_k", "mode"))
@@ -230,5 +230,5 @@ def evaluate_file(kb: KnowledgeBase, path: str | Path, *,
     return run_cases(kb, load_cases(path), progress=progress)
 
 
-__all__ = ["CaseResult", "EvalCase", "EvalReport", "QAReport", "evaluate_file", "load_cases",
-           "run_case", "run_cases", "run_qa"]
+__all__ = ["CaseResult", "EvalCase", "EvalReport", "evaluate_file", "load_cases", "run_case",
+           "run_cases"]

@@ -1,4 +1,4 @@
-"""Text and Markdown views of a :class:`glassrag.eval.docs.DocsEvalReport`."""
+"""Text and Markdown views of a :class:`glassrag.eval.docs_judge.DocsEvalReport`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from glassrag.records import DENSE_MODES
 
 if TYPE_CHECKING:
-    from glassrag.eval.docs import DocsEvalReport
+    from glassrag.eval.docs_judge import DocsEvalReport
 
 #: (column title, rate key, format) of the tables.
 COLUMNS: tuple[tuple[str, str, str], ...] = (

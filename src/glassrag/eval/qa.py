@@ -2,8 +2,10 @@
 
 A QA set is a folder with ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
 (``_id``, ``text``), ``qrels/<split>.tsv`` (``query-id  corpus-id  score``, with a header) and
-``answers.jsonl`` (``_id``, ``corpus-id``, gold ``answers``). :func:`run_qa` converts the
-corpus to glassrag JSONL records (every paragraph public), ingests it into a temporary
+``answers.jsonl`` (``_id``, ``corpus-id``, gold ``answers``), read by
+:mod:`glassrag.eval.beir_data`. :func:`run_qa` converts the corpus to glassrag JSONL records
+(every paragraph public, as :func:`~glassrag.eval.beir_data.write_records` writes them for
+the retrieval benchmark too), ingests it into a temporary
 knowledge base, asks every question that has qrels in the split and reports:
 
 * ``answer_contains_gold``: share of questions answered with text that contains a gold answer
@@ -21,7 +23,6 @@ measurements behind that choice.
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import re
 import tempfile
@@ -35,6 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from glassrag.errors import GlassragError, InvalidInput
+from glassrag.eval.beir_data import (
+    load_answers,
+    load_corpus,
+    load_qrels,
+    load_queries,
+    write_records,
+)
 from glassrag.eval.docs_questions import answer_text as answer_body
 from glassrag.records import ANSWERED, STATUSES, Answer, Principal
 
@@ -126,51 +134,15 @@ def contains_gold(answer: str, golds: tuple[str, ...]) -> bool:
 # -- loading -----------------------------------------------------------------------------
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    if not path.is_file():
-        raise InvalidInput(f"{path}: missing; a QA set needs corpus.jsonl, queries.jsonl, "
-                           "qrels/<split>.tsv and answers.jsonl", path=str(path))
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InvalidInput(f"{path}: line {lineno}: invalid JSON: {exc.msg}",
-                                       path=str(path), line=lineno) from exc
-                if not isinstance(record, dict) or "_id" not in record:
-                    raise InvalidInput(f"{path}: line {lineno}: expected an object with '_id'",
-                                       path=str(path), line=lineno)
-                yield record
-
-
 def load_questions(directory: Path, split: str = "test") -> list[QAQuestion]:
-    """The questions with qrels in ``split``, in ``queries.jsonl`` order, with gold answers."""
-    qrels_path = directory / "qrels" / f"{split}.tsv"
-    if not qrels_path.is_file():
-        raise InvalidInput(f"{qrels_path}: missing (split {split!r})", path=str(qrels_path))
-    gold: dict[str, set[str]] = {}
-    with qrels_path.open(encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle, delimiter="\t"):
-            if float(row.get("score") or 0) > 0:
-                gold.setdefault(row["query-id"], set()).add(row["corpus-id"])
-    answers = {r["_id"]: tuple(str(a) for a in r.get("answers", []))
-               for r in _jsonl(directory / "answers.jsonl")}
-    return [QAQuestion(str(q["_id"]), str(q["text"]), frozenset(gold[q["_id"]]),
-                       answers.get(q["_id"], ()))
-            for q in _jsonl(directory / "queries.jsonl") if q["_id"] in gold]
-
-
-def write_corpus(directory: Path, target: Path) -> int:
-    """Convert ``corpus.jsonl`` to glassrag JSONL records; return how many were written."""
-    count = 0
-    with target.open("w", encoding="utf-8") as out:
-        for doc in _jsonl(directory / "corpus.jsonl"):
-            record = {"doc_id": str(doc["_id"]), "title": doc.get("title") or str(doc["_id"]),
-                      "source": str(doc["_id"]), "roles": ["public"], "text": doc["text"]}
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    """The questions with a relevant (score above 0) paragraph in ``split``, in
+    ``queries.jsonl`` order, with their gold answers."""
+    qrels = load_qrels(directory, split)
+    gold = {qid: frozenset(d for d, grade in docs.items() if grade > 0)
+            for qid, docs in qrels.items()}
+    answers = load_answers(directory)
+    return [QAQuestion(qid, text, gold[qid], answers.get(qid, ()))
+            for qid, text in load_queries(directory, qrels, split).items() if gold[qid]]
 
 
 @contextlib.contextmanager
@@ -229,7 +201,7 @@ def run_qa(
     config = {"chunking": chunk_settings, "answer": dict(answer or {})}
     with benchmark_kb_dir(kb_path, "glassrag-qa-", config) as root:
         corpus = root / "qa-corpus.jsonl"
-        write_corpus(directory, corpus)
+        write_records(load_corpus(directory), corpus)
         with KnowledgeBase.open(root) as kb:
             started = time.perf_counter()
             # A kept --kb may hold the same set written by eval --beir under another file

@@ -23,7 +23,7 @@ from mcp.server.mcpserver.tools import Tool
 from pydantic import ConfigDict, Field, ValidationError
 
 from glassrag import __version__
-from glassrag.errors import GlassragError, MissingExtra, Unauthorized, invalid_fields
+from glassrag.errors import GlassragError, Unauthorized, invalid_fields, needs_extra
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
 from glassrag.records import NamedMode, Principal
@@ -93,10 +93,8 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
                  gate: ModelGate | None = None) -> Any:
     """An ``MCPServer`` whose tools answer from ``kb`` as ``caller`` decides per call (a
     fixed :class:`Principal` for in-process use). ``ask`` runs through ``gate``."""
-    try:
+    with needs_extra("mcp", "mcp"):
         from mcp.server import MCPServer
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise MissingExtra("mcp", "mcp") from exc
 
     who: Caller = (lambda _headers: caller) if isinstance(caller, Principal) else caller
     settings = kb.settings.server

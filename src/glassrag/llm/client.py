@@ -13,7 +13,6 @@ non-empty evidence; ``openai`` is imported at that point too (extra ``llm``).
 from __future__ import annotations
 
 import dataclasses
-import email.utils
 import inspect
 import json
 import os
@@ -23,13 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from glassrag.answer.support import addressed_to_model, quote_problems, support_problems
-from glassrag.errors import (
-    LLMConfigError,
-    LLMError,
-    MissingExtra,
-    ReplyError,
-    ReplyTooLarge,
-)
+from glassrag.errors import LLMConfigError, LLMError, ReplyError, ReplyTooLarge, needs_extra
+from glassrag.http_calls import Deadline, RetryPolicy, transient_status, with_retries
 from glassrag.llm.profiles import (
     STRUCTURED_MODES,
     Endpoint,
@@ -46,9 +40,6 @@ from glassrag.records import ANSWERED, Draft, Hit, Verification
 __all__ = ["LLMAnswerer", "LLMConfigError", "LLMError", "LLMSettings", "check",
            "extract_reply", "grounding_problems"]
 
-BACKOFF_BASE = 0.5  # seconds before the first HTTP retry; doubles each time
-BACKOFF_CAP = 8.0
-RETRY_AFTER_CAP = 30.0  # a server asking for a longer wait is not waited for that long
 NO_CALL = "no permitted evidence: the model was not called"
 # What a caller of the server is told instead of the endpoint, model and key variable.
 UNSEEN = "the details are in the server log"
@@ -177,10 +168,14 @@ class LLMAnswerer:
         if self._model:
             return self._model
         url = self.endpoint.base_url.rstrip("/") + "/models"
+        deadline = Deadline(self.settings.deadline)
         try:
-            ids = [m.id for m in client.models.list().data]
+            with deadline:
+                ids = [m.id for m in client.models.list().data]
         except Exception as exc:  # any SDK or transport error: name the endpoint
-            raise LLMError(f"no model is configured and GET {url} failed: {exc}; set [llm] "
+            why = (f"did not complete within its {deadline.seconds:g}s deadline"
+                   if deadline.expired else f"failed: {exc}")
+            raise LLMError(f"no model is configured and GET {url} {why}; set [llm] "
                            "model or OPENAI_MODEL", endpoint=url,
                            public_message=f"the language model could not be reached: {UNSEEN}"
                            ) from exc
@@ -193,24 +188,30 @@ class LLMAnswerer:
     def _exchange(self, client: Any, body: dict[str, Any], round_: int,
                   attempts: list[dict[str, Any]]) -> Exchange:
         """POST with bounded backoff; every try is appended to ``attempts``."""
-        for http_try in range(self.settings.http_retries + 1):
+        retries = self.settings.http_retries
+
+        def send(http_try: int) -> Exchange:
             exchange = post(client, self.endpoint, body)
-            last = http_try == self.settings.http_retries or not exchange.retryable
-            if exchange.error is not None and exchange.retryable and last:
+            if exchange.error is not None and exchange.retryable and http_try == retries:
                 tries = http_try + 1
                 gave_up = f" (gave up after {tries} tr{'y' if tries == 1 else 'ies'})"
                 exchange.error += gave_up
                 exchange.summary = _summary(exchange) + gave_up
             attempts.append(_attempt(len(attempts) + 1, round_, http_try, self.endpoint, body,
                                      exchange))
-            if exchange.error is None or last:
-                return exchange
-            self._sleep(backoff(http_try, exchange.headers))
-        raise AssertionError("unreachable")  # pragma: no cover
+            return exchange
+
+        return with_retries(send, _retry_after, RetryPolicy(retries), self._sleep)
+
+
+def _retry_after(exchange: Exchange) -> dict[str, str] | None:
+    """The headers to wait by when ``exchange`` is worth another try, else None."""
+    return exchange.headers if exchange.error is not None and exchange.retryable else None
 
 
 def post(client: Any, endpoint: Endpoint, body: dict[str, Any]) -> Exchange:
-    """One POST of ``body`` through the SDK, exactly as built; errors become an Exchange."""
+    """One POST of ``body`` through the SDK, exactly as built, within ``[llm] deadline``;
+    errors become an Exchange."""
     openai = _import_openai()
     resource = client.responses if endpoint.api == "responses" else client.chat.completions
     create = resource.with_raw_response.create
@@ -223,17 +224,23 @@ def post(client: Any, endpoint: Endpoint, body: dict[str, Any]) -> Exchange:
     def took() -> float:
         return round((time.perf_counter() - start) * 1000, 3)
 
+    deadline = Deadline(endpoint.settings.deadline)
     try:
-        raw = create(**kwargs, **({"extra_body": extra} if extra else {}))
+        with deadline:
+            raw = create(**kwargs, **({"extra_body": extra} if extra else {}))
     except ReplyTooLarge as exc:
         large = f"{exc} ([llm] max_reply_bytes); the reply was not read further"
         return Exchange(exc.status, exc.truncated(), {}, f"{where}: {large}", took(),
                         oversize=True, summary=large)
-    except openai.APITimeoutError:
-        timed_out = f"timed out after {endpoint.settings.timeout:g}s"
-        return Exchange(None, None, {}, f"{timed_out}: {where}", took(), retryable=True,
-                        summary=f"the model request {timed_out}")
-    except openai.APIConnectionError as exc:
+    except openai.APIConnectionError as exc:  # APITimeoutError is one too
+        if deadline.expired:
+            late = f"did not complete within its {deadline.seconds:g}s deadline"
+            return Exchange(None, None, {}, f"{where}: {late} ([llm] deadline)", took(),
+                            retryable=True, summary=f"the model request {late}")
+        if isinstance(exc, openai.APITimeoutError):
+            timed_out = f"timed out after {endpoint.settings.timeout:g}s"
+            return Exchange(None, None, {}, f"{timed_out}: {where}", took(), retryable=True,
+                            summary=f"the model request {timed_out}")
         return Exchange(None, None, {}, f"cannot connect: {where}: {exc}", took(), True,
                         summary="cannot connect to the model endpoint")
     except openai.APIStatusError as exc:
@@ -241,7 +248,7 @@ def post(client: Any, endpoint: Endpoint, body: dict[str, Any]) -> Exchange:
         headers = {k.lower(): v for k, v in exc.response.headers.items()}
         return Exchange(status, parsed, headers,
                         f"HTTP {status} from {where}: {_server_message(parsed)}", took(),
-                        retryable=status in (408, 409, 429) or status >= 500,
+                        retryable=transient_status(status),
                         summary=f"the model endpoint answered HTTP {status}")
     headers = {k.lower(): v for k, v in raw.headers.items()}
     parsed = _decode(raw.text)
@@ -251,25 +258,6 @@ def post(client: Any, endpoint: Endpoint, body: dict[str, Any]) -> Exchange:
                         took(), summary=f"the model endpoint answered HTTP {raw.status_code} "
                         "with a body that is not a JSON object")
     return Exchange(raw.status_code, parsed, headers, None, took())
-
-
-def backoff(http_try: int, headers: Mapping[str, str]) -> float:
-    """Seconds to wait: the server's Retry-After (capped), else exponential from 0.5 s."""
-    wanted: float | None = None
-    try:
-        if "retry-after-ms" in headers:
-            wanted = float(headers["retry-after-ms"]) / 1000
-        elif "retry-after" in headers:
-            value = headers["retry-after"]
-            try:
-                wanted = float(value)
-            except ValueError:
-                wanted = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
-    except (TypeError, ValueError):
-        wanted = None
-    if wanted is not None:
-        return min(max(wanted, 0.0), RETRY_AFTER_CAP)
-    return min(BACKOFF_CAP, BACKOFF_BASE * 2 ** http_try)
 
 
 # -- reading replies --------------------------------------------------------------------------
@@ -395,10 +383,8 @@ def _server_message(body: Any) -> str:
 
 
 def _import_openai() -> Any:
-    try:
+    with needs_extra("llm", "openai"):
         import openai
-    except ImportError as exc:
-        raise MissingExtra("openai", "llm") from exc
     return openai
 
 

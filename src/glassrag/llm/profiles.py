@@ -5,7 +5,8 @@ The settings are the ``[llm]`` section's model, :class:`glassrag.settings.LLMSet
 Nothing here reads a key or opens a connection: :func:`resolve` turns settings plus the
 environment into an :class:`Endpoint` (base URL, model, the *name* of the key variable),
 and :func:`build_body` writes the exact JSON body for one attempt. ``--dry-run`` can print
-that body with no key anywhere in sight.
+that body with no key anywhere in sight. Every request body, the rewrite and the
+``llm check`` ping included, is written by :func:`request_body`.
 """
 
 from __future__ import annotations
@@ -69,6 +70,12 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
 )}
 
 
+#: What :func:`build_request` writes for: a plain Chat Completions server with JSON-schema
+#: output, named after no provider, so no provider's quirks apply.
+GENERIC_CHAT = Profile("chat", "chat", PROFILES["openai"].base_url, None,
+                       PROFILES["openai"].model, "OPENAI_MODEL", None, False, "json_schema")
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """Settings resolved against the profile and the environment. Holds no key."""
@@ -126,6 +133,21 @@ def build_body(endpoint: Endpoint, question: str, evidence: Sequence[Hit], *,
         {"role": "user", "content": user_message(question, evidence, problems)},
     ]
     return request_body(endpoint, messages, model=model)
+
+
+def build_request(question: str, evidence: Sequence[Hit], *, model: str | None = None,
+                  temperature: float = 0.0, max_tokens: int = 1024,
+                  environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The Chat Completions body a model would be sent for this question when none is
+    configured (``ask --dry-run`` of an extractive answer, and its trace): the model is
+    ``model``, else ``$OPENAI_MODEL``, else the openai profile's. Reads no key."""
+    settings = LLMSettings(temperature=temperature, max_output_tokens=max_tokens)
+    env = os.environ if environ is None else environ
+    chosen = model or env.get("OPENAI_MODEL") or GENERIC_CHAT.model
+    endpoint = Endpoint(profile=GENERIC_CHAT, base_url=GENERIC_CHAT.base_url, model=chosen,
+                        key_env=None, key_required=False, structured=GENERIC_CHAT.structured,
+                        settings=settings)
+    return build_body(endpoint, question, evidence)
 
 
 def rewrite_body(endpoint: Endpoint, question: str, *,

@@ -1,10 +1,10 @@
-"""The contract with a model: the request built from the evidence, and how a reply is read.
+"""The contract with a model: the messages built from the evidence, and how a reply is read.
 
 Evidence travels as delimited data with short labels (``[C1]``, ``[C2]``) that map back to
 chunk ids; the instructions say that text inside evidence is content, never instructions,
 and a document cannot close its own block (``<evidence`` and ``</evidence`` inside a text
-are written ``<\\evidence`` and ``<\\/evidence``). ``glassrag ask --dry-run`` prints exactly
-what :func:`build_request` returns; no key is read.
+are written ``<\\evidence`` and ``<\\/evidence``). The request bodies are built from these
+pieces in one place, :mod:`glassrag.llm.profiles`.
 
 A reply is read as JSON (``status``, ``answer``, ``citations[{chunk_id, quote}]``), and when
 that fails, as tagged text (``STATUS:``, ``ANSWER:``, ``CITE [C1] "quote"``).
@@ -13,15 +13,12 @@ that fails, as tagged text (``STATUS:``, ``ANSWER:``, ``CITE [C1] "quote"``).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from glassrag.errors import ReplyError
 from glassrag.records import Draft, DraftCitation, Hit
-
-DEFAULT_MODEL = "gpt-4o-mini"
 
 RULES = """\
 You answer questions using only the evidence supplied with the question.
@@ -145,24 +142,6 @@ def user_message(question: str, evidence: Sequence[Hit],
         listed = "\n".join(f"- {p}" for p in problems)
         text += f"\n\nYour previous reply was rejected for these reasons:\n{listed}"
     return text
-
-
-def build_request(question: str, evidence: Sequence[Hit], *, model: str | None = None,
-                  temperature: float = 0.0, max_tokens: int = 1024) -> dict[str, Any]:
-    """The Chat Completions request body an LLM answerer would send for this question."""
-    return {
-        "model": model or os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "messages": [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": user_message(question, evidence)},
-        ],
-        "response_format": {
-            "type": "json_schema",
-            "json_schema": {"name": "grounded_answer", "strict": True, "schema": ANSWER_SCHEMA},
-        },
-    }
 
 
 def rewrite_messages(question: str, *, tagged: bool = False) -> list[dict[str, str]]:

@@ -1,4 +1,5 @@
-"""A bound on how much of a model's reply is read: ``[llm] max_reply_bytes``.
+"""Bounds on one model request: how much of the reply is read (``[llm] max_reply_bytes``)
+and how long the whole request may take (``[llm] deadline``).
 
 The ``openai`` SDK reads a whole response body into memory, error bodies included, and a
 misbehaving or hostile endpoint can send any amount (a reply with 200,000 citations was
@@ -7,17 +8,24 @@ each body stream for one that counts the bytes as they arrive and raises
 :class:`ReplyTooLarge` past the limit, keeping only the first :data:`KEPT_BYTES` for the
 trace. Compressed bodies are decompressed here, in bounded pieces, and counted after
 decompression, so a small gzip bomb is refused as early as a large plain body.
+
+The same client records every socket it connects (httpcore's ``trace`` extension reports
+each connection as it is made) and hands them to the :class:`~glassrag.http_calls.Deadline`
+of the request being sent, which shuts them down when it passes.
 """
 
 from __future__ import annotations
 
 import functools
+import socket
 import sys
+import weakref
 import zlib
 from collections.abc import Iterator
 from typing import Any
 
 from glassrag.errors import ReplyTooLarge
+from glassrag.http_calls import current_deadline
 
 # How much of an over-limit reply the trace keeps, to show what the endpoint was sending.
 KEPT_BYTES = 16_384
@@ -26,17 +34,35 @@ _DECODABLE = {"gzip", "x-gzip", "deflate"}
 
 
 def bounded_http_client(openai: Any, limit: int, timeout: float) -> Any:
-    """The SDK's default HTTP client, with every response body bounded to ``limit`` bytes.
+    """The SDK's default HTTP client, with every response body bounded to ``limit`` bytes
+    and every request to the deadline current when it is sent, if any.
 
     The request asks for an uncompressed reply; a server that compresses anyway is read
     through :class:`_Bounded`'s own decompressor (gzip and deflate; any other encoding
     cannot be bounded and is refused as too large before a byte is decoded).
     """
+    sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+
+    def connected(event: str, info: dict[str, Any]) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if isinstance(sock, socket.socket):
+                sockets.add(sock)
+
+    def watched(request: Any) -> None:
+        request.extensions["trace"] = connected
+        deadline = current_deadline()
+        if deadline is not None:
+            # Every socket of this client, kept-alive ones and any opened for this request:
+            # an answerer's client serves one request at a time.
+            deadline.watch(sockets)
+
     def bound(response: Any) -> None:
         response.stream = _stream_class(_sync_byte_stream(response))(response, limit)
 
     return openai.DefaultHttpxClient(timeout=timeout, headers={"Accept-Encoding": "identity"},
-                                     event_hooks={"response": [bound]})
+                                     event_hooks={"request": [watched], "response": [bound]})
 
 
 class _Bounded:

@@ -1,4 +1,9 @@
-"""Markdown as blocks, through a real CommonMark parser (markdown-it-py, tables enabled).
+"""Markdown files: read with their front matter (:func:`read`), and cut into blocks through a
+real CommonMark parser (markdown-it-py, tables enabled) for the docs chunker.
+
+Front matter (YAML between ``---`` lines at the top) may name the document's ``doc_id``,
+``title``, ``source``, ``chunker`` and ``roles``; the rest of it is kept as metadata. The
+title is otherwise the first ``#`` heading outside code, else the file name.
 
 markdown-it gives every top-level block its line range. Documentation sites add syntax
 CommonMark does not know, which would otherwise be misread (an admonition body indented by
@@ -17,10 +22,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import yaml
+
 from glassrag.errors import ChunkingError
 from glassrag.parsers.blocks import Block, clean_heading, trim
+from glassrag.parsers.fields import jsonable, take_fields
+from glassrag.parsers.front_matter import load_front_matter
+from glassrag.parsers.reading import FileContext, ReadResult
 
-__all__ = ["markdown_blocks"]
+__all__ = ["markdown_blocks", "read"]
 
 #: Containers nest at most this deep (markdown-it's own cap on nested blocks is 20).
 MAX_NESTING = 20
@@ -223,3 +233,68 @@ def _nest(blocks: list[Block], containers: list[_Container]) -> list[Block]:
     while stack:
         close()
     return out
+
+
+# -- reading a file ------------------------------------------------------------------------
+
+_HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def read(text: str, stem: str, ctx: FileContext, result: ReadResult) -> None:
+    """The document of a Markdown file (normalised ``text``) into ``result``, or why not.
+
+    Bad front matter fails the whole file: ingesting it with its roles dropped could expose
+    it."""
+    lines = text.split("\n")
+    meta: dict[str, Any] = {}
+    offset = 0
+    if lines[0].rstrip() == "---":
+        close = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
+        if not close:
+            result.errors.append(ctx.fail("front matter opened at line 1 is never closed by '---'"))
+            return
+        front = "\n".join(lines[1:close])
+        if len(front) > ctx.limits.max_front_matter_chars:
+            cap = ctx.limits.max_front_matter_chars
+            result.errors.append(ctx.fail(
+                f"front matter is {len(front):,} characters, over the {cap:,}-character cap"))
+            return
+        try:
+            loaded = load_front_matter(front, ctx.limits.max_metadata_depth)
+        except RecursionError:  # PyYAML without libyaml composes recursively
+            result.errors.append(ctx.fail("front matter: invalid YAML: nested too deeply"))
+            return
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 2}" if mark is not None else ""  # file lines
+            problem = getattr(exc, "problem", None) or str(exc)
+            result.errors.append(ctx.fail(f"front matter: invalid YAML{where}: {problem}"))
+            return
+        if loaded is not None and not isinstance(loaded, dict):
+            kind = type(loaded).__name__
+            result.errors.append(ctx.fail(f"front matter must be a mapping, not {kind}"))
+            return
+        meta, offset = jsonable(loaded or {}), close + 1
+    try:
+        fields = take_fields(meta, csv_roles=True)
+    except ValueError as exc:
+        result.errors.append(ctx.fail(f"front matter: {exc}"))
+        return
+    body = "\n".join(lines[offset:])
+    if not body.strip():
+        result.errors.append(ctx.fail("empty document: no text after the front matter"))
+        return
+    fields.setdefault("title", _first_heading(lines[offset:]) or stem)
+    result.documents.append(
+        ctx.doc(body, parser="markdown", line_offset=offset, metadata=meta, **fields)
+    )
+
+
+def _first_heading(lines: list[str]) -> str | None:
+    in_fence = False
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence  # a "# comment" in a code block is not a heading
+        elif not in_fence and (m := _HEADING_RE.match(line)):
+            return m.group(1).strip()
+    return None

@@ -12,7 +12,7 @@ import io
 import logging
 from typing import Any
 
-from glassrag.errors import InputFileError, MissingExtra
+from glassrag.errors import InputFileError, needs_extra
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
 from glassrag.parsers.office import describe
 from glassrag.parsers.pdf_hidden import drop_invisible_text
@@ -29,11 +29,9 @@ def sniff(raw: bytes, limits: Limits) -> None:
 
 
 def _open(raw: bytes) -> Any:
-    try:
+    with needs_extra("parsers", "pypdf"):
         import pypdf
         from pypdf.errors import DependencyError
-    except ImportError:
-        raise MissingExtra("pypdf", "parsers") from None
     # pypdf warns on every oddity it repairs; those are not the user's problem.
     pypdf_log = logging.getLogger("pypdf")
     if pypdf_log.level == logging.NOTSET:

@@ -1,4 +1,7 @@
-"""reStructuredText as blocks, read line by line.
+"""reStructuredText files: read as they are (:func:`read`), and cut into blocks line by line.
+
+A ``.rst`` file is one document holding the file's own text (so lines stay exact), titled
+by its first section title. Roles come from the roles rules file or the ingest call.
 
 docutils would reject what Sphinx adds (``:func:``, ``autoclass``, ``click:example``) and
 reports positions only for some nodes, so a small reader that knows the shapes of reST is
@@ -17,8 +20,9 @@ from __future__ import annotations
 import re
 
 from glassrag.parsers.blocks import Block, clean_heading
+from glassrag.parsers.reading import FileContext, ReadResult
 
-__all__ = ["index_text", "rst_blocks", "rst_title"]
+__all__ = ["index_text", "read", "rst_blocks", "rst_title"]
 
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")
 _DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+([\w:.-]+)::(.*)$")
@@ -186,6 +190,11 @@ def _directive(lines: list[str], i: int, end: int, name: str,
         return Block("text", i, end)
     children = _blocks(lines, header + 1, end, styles, depth + 1)
     return Block("container", i, end, children=(Block("marker", i, header), *children))
+
+
+def read(text: str, stem: str, ctx: FileContext, result: ReadResult) -> None:
+    """The document of a reST file (normalised ``text``) into ``result``."""
+    result.documents.append(ctx.doc(text, title=rst_title(text) or stem, parser="rst"))
 
 
 def rst_title(text: str) -> str | None:

@@ -11,7 +11,7 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-from glassrag.errors import MissingExtra
+from glassrag.errors import needs_extra
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
 from glassrag.parsers.office import SLIDES_MAIN, sniff_ooxml
 
@@ -46,10 +46,8 @@ def _shape_lines(shape: Any) -> Iterator[str]:
 
 
 def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
-    try:
+    with needs_extra("parsers", "python-pptx"):
         import pptx
-    except ImportError:
-        raise MissingExtra("python-pptx", "parsers") from None
     deck = pptx.Presentation(io.BytesIO(raw))
     out = TextBuilder(options.limits)
     first_title = None

@@ -16,6 +16,7 @@ import re
 
 from glassrag.errors import InputFileError, InvalidInput
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
+from glassrag.parsers.encoding import decode_bytes, normalize_text
 from glassrag.parsers.office import describe
 
 LABEL = "CSV/TSV"
@@ -61,11 +62,6 @@ def _dialect(text: str, tab: bool) -> type[csv.Dialect] | str:
 
 
 def parse(raw: bytes, stem: str, options: ParseOptions, tab: bool = False) -> Parsed:
-    from glassrag.parsers.readers import (  # readers imports this package
-        decode_bytes,
-        normalize_text,
-    )
-
     text, encoding = decode_bytes(raw)
     text = normalize_text(text)
     dialect = _dialect(text, tab)

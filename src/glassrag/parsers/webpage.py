@@ -24,8 +24,9 @@ import dataclasses
 import re
 from typing import Any
 
-from glassrag.errors import InputFileError, MissingExtra
+from glassrag.errors import InputFileError, needs_extra
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
+from glassrag.parsers.encoding import decode_bytes
 
 LABEL = "HTML"
 _DROP = frozenset({
@@ -135,10 +136,8 @@ def drop_hidden(tree: Any) -> int:
 
 
 def _lexbor() -> Any:
-    try:
+    with needs_extra("parsers", "selectolax"):
         from selectolax.lexbor import LexborHTMLParser
-    except ImportError:
-        raise MissingExtra("selectolax", "parsers") from None
     return LexborHTMLParser
 
 
@@ -212,8 +211,6 @@ class _Walker:
 
 
 def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
-    from glassrag.parsers.readers import decode_bytes  # readers imports this package: import late
-
     if options.html_extractor == "trafilatura":
         html, encoding = decode_bytes(raw)
         parsed = trafilatura_to_text(html, stem, options)
@@ -254,11 +251,9 @@ def html_to_text(html: str, stem: str, options: ParseOptions, parser: Any = None
 
 def trafilatura_to_text(html: str, stem: str, options: ParseOptions) -> Parsed:
     """Main text of a web page by trafilatura: headings as ``#`` lines, boilerplate dropped."""
-    try:
+    with needs_extra("parsers", "trafilatura"):
         import trafilatura
         from trafilatura.metadata import extract_metadata
-    except ImportError:
-        raise MissingExtra("trafilatura", "parsers") from None
     check_markup(html, options.limits)
     html = _SELECT.sub(" ", html)
     hidden = 0

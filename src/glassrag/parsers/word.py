@@ -12,7 +12,7 @@ import io
 import re
 from typing import Any
 
-from glassrag.errors import MissingExtra
+from glassrag.errors import needs_extra
 from glassrag.parsers.base import Limits, Parsed, ParseOptions, TextBuilder
 from glassrag.parsers.office import WORD_MAIN, sniff_ooxml
 from glassrag.parsers.word_tables import table_rows
@@ -57,11 +57,9 @@ def _table(table: Any, out: TextBuilder) -> None:
 
 
 def parse(raw: bytes, stem: str, options: ParseOptions) -> Parsed:
-    try:
+    with needs_extra("parsers", "python-docx"):
         import docx
         from docx.table import Table
-    except ImportError:
-        raise MissingExtra("python-docx", "parsers") from None
     document = docx.Document(io.BytesIO(raw))
     hidden = 0 if options.keep_hidden else _drop_hidden_runs(document.element.body)
     out = TextBuilder(options.limits)

@@ -221,7 +221,7 @@ def _options(data: dict[str, Any]) -> ParseOptions:
 
 
 def _answer(request: dict[str, Any], raw: bytes, memory_mb: int) -> dict[str, Any]:
-    from glassrag.parsers import PARSERS, parse_in_process
+    from glassrag.parsers.registry import PARSERS, parse_in_process
 
     parser = next(p for p in PARSERS if p.name == request["parser"])
     try:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from glassrag.errors import MissingExtra
+from glassrag.errors import needs_extra
 from glassrag.records import Hit
 from glassrag.text.analysis import analyze, unique_terms
 
@@ -86,10 +86,8 @@ class CrossEncoderReranker:
     def _load(self) -> Any:
         with self._loading:  # concurrent requests of a server: load the model once
             if self._model is None:
-                try:
+                with needs_extra("dense", "sentence-transformers"):
                     from sentence_transformers import CrossEncoder
-                except ImportError as exc:
-                    raise MissingExtra("sentence-transformers", "dense") from exc
                 from glassrag.dense.local_models import quiet_transformers
 
                 quiet_transformers()

@@ -28,10 +28,10 @@ from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_scor
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
 from glassrag.text.analysis import unique_terms
-from glassrag.vectors.index import VectorMatch
 
 if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseRetriever
+    from glassrag.vectors.index import VectorMatch
 
 # The one limit on the length of a query or question, on every surface.
 MAX_QUERY_CHARS = 20_000
@@ -231,6 +231,7 @@ class Matches(NamedTuple):
 def _by_chunk_order(store: Store, matches: Sequence[VectorMatch]) -> list[VectorMatch]:
     """Equal cosines ordered by (doc_id, ordinal) rather than by row position."""
     from glassrag.retrieval.readable_bm25 import by_chunk_order
+    from glassrag.vectors.index import VectorMatch
 
     return [VectorMatch(rowid, score)
             for score, rowid in by_chunk_order(store, [(m.score, m.rowid) for m in matches])]

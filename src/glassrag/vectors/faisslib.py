@@ -6,14 +6,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from glassrag.errors import MissingExtra
+from glassrag.errors import MissingExtra, needs_extra
 
 
 def load_faiss() -> Any:
-    try:
+    with needs_extra("dense", "faiss-cpu"):
         import faiss
-    except ImportError as exc:
-        raise MissingExtra("faiss-cpu", "dense") from exc
     return faiss
 
 

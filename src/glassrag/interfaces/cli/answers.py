@@ -276,8 +276,9 @@ def evaluate_command(
     a QA benchmark (--qa DIR) or a retrieval benchmark (--beir DIR: nDCG@10, recall@100,
     MRR@10). --docs, --qa and --beir build a temporary knowledge base, or keep and reuse the
     one given with the global --kb."""
-    from glassrag.eval.cases import load_cases, run_cases, run_qa
+    from glassrag.eval.cases import load_cases, run_cases
     from glassrag.eval.docs_questions import is_question_file
+    from glassrag.eval.qa import run_qa
 
     with handle_errors(as_json):
         if sum(x is not None for x in (cases, qa, beir)) != 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from glassrag.errors import InvalidInput
+from glassrag.errors import InvalidInput, needs_extra
 from glassrag.interfaces.cli.app import (
     JSON_OPTION,
     ROLES_ALIAS,
@@ -94,15 +94,11 @@ def serve(
 ) -> None:
     """The HTTP API (routes at /docs, OpenAPI at /openapi.json) and the web page at /."""
     with handle_errors(False):
-        try:
+        with needs_extra("server"):  # a missing module is named, with this extra
             import uvicorn  # noqa: F401  (checked here, so that a missing one names its extra)
 
             from glassrag.interfaces.http.app import create_app
             from glassrag.interfaces.http.serve import serve as serve_app
-        except ImportError as exc:
-            from glassrag.errors import MissingExtra
-
-            raise MissingExtra(exc.name or "fastapi", "server") from None
         application = create_app(resolve_kb_path(state.kb_path), allow_anonymous=allow_anonymous,
                                  bind_host=host)
         settings = application.state.kb.settings.server
@@ -141,10 +137,6 @@ def mcp(
         if transport not in ("stdio", "streamable-http"):
             raise InvalidInput("--transport must be stdio or streamable-http",
                                field="transport")
-        try:
+        with needs_extra("mcp"):
             from glassrag.interfaces.mcp import run
-        except ImportError as exc:
-            from glassrag.errors import MissingExtra
-
-            raise MissingExtra(exc.name or "mcp", "mcp") from None
         run(resolve_kb_path(state.kb_path), token, transport=transport, host=host, port=port)
