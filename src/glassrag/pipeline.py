@@ -18,6 +18,7 @@ from glassrag.answer.extractive import AnswerSettings, extractive_answer, semant
 from glassrag.answer.verify import verify
 from glassrag.errors import GlassragError, InvalidInput
 from glassrag.llm.client import LLMAnswerer
+from glassrag.observe import ask_finished
 from glassrag.records import (
     ANSWERED,
     BLOCKED,
@@ -230,6 +231,7 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
                         rewrite=rewrite_stage)
     with guard:
         save(store, trace)
+    ask_finished(store, settings, trace)
     if log_path is not None:
         _log(log_path, req, status, found, citations)
     return Answer(status=reported, answer=text, citations=citations, evidence=evidence,
