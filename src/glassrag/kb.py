@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from glassrag.answer.extractive import AnswerSettings
+from glassrag.audit.ingest_hook import after_ingest
 from glassrag.dense.embeddings import EmbedReport
 from glassrag.dense.retriever import DenseSide
 from glassrag.errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
@@ -191,6 +192,7 @@ class KnowledgeBase:
         # The write lock first, then the in-process lock: a search holding only the latter
         # never waits for a writer in another process.
         with exclusive(self.path / WRITE_LOCK_NAME, on_wait), self.lock:
+            since = self.store.last_seq()
             report = run_ingest(self.store, paths, self.settings, rules, options, progress)
             self.lexical.catch_up(self.store)
             side = self.dense(embedder)
@@ -202,6 +204,7 @@ class KnowledgeBase:
                         f"embedder {side.spec}",
                         f"{exc.message} (the documents are stored and searchable with bm25; "
                         "run `glassrag embed` to finish embedding)"))
+            after_ingest(self.store, report, since, paths, options, self.settings)
         return report
 
     def delete(self, doc_id: str) -> None:
