@@ -1,0 +1,222 @@
+"""The ``glassrag`` commands about answers over time: ``traces stale``, ``recheck``,
+``why-not`` and the role matrix of ``eval --as-roles``.
+
+Registered by :func:`register`, which the CLI's main module calls with the app and the
+helpers every command shares (opening the knowledge base, the one error shape, JSON
+output); this module imports none of the other command modules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from glassrag.kb import KnowledgeBase
+from glassrag.records import Principal
+
+EXIT_FAILED = 1
+
+
+@dataclass(frozen=True)
+class Kit:
+    """What these commands borrow from the CLI's main module."""
+
+    errors: Callable[[bool], AbstractContextManager[None]]
+    open_kb: Callable[[], KnowledgeBase]
+    principal: Callable[[list[str] | None], Principal]
+    print_json: Callable[[Any], None]
+    progress: Callable[[str], AbstractContextManager[Any]]
+    out: Console
+
+
+_kit: Kit | None = None
+
+
+def kit() -> Kit:
+    assert _kit is not None, "over_time.register() was not called"
+    return _kit
+
+
+def say(text: str) -> None:
+    """One line of output, printed as it is (no Rich markup: ``[1]`` stays ``[1]``)."""
+    kit().out.print(text, markup=False, highlight=False)
+
+
+def register(app: typer.Typer, traces_app: typer.Typer, helpers: Kit) -> None:
+    """Add ``recheck``, ``why-not`` and ``traces stale`` to the CLI."""
+    global _kit
+    _kit = helpers
+    app.command("recheck")(recheck_command)
+    app.command("why-not")(why_not_command)
+    traces_app.command("stale")(traces_stale)
+
+
+def traces_stale(
+    since: str | None = typer.Option(
+        None, "--since", help="Only answers asked on or after this date (YYYY-MM-DD) or ISO "
+        "date-time"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+) -> None:
+    """Past answers whose cited lines changed, whose document was deleted, or whose asker
+    may no longer read it; each citation as a diff of the cited lines."""
+    from glassrag.audit.stale import stale_answers
+
+    k = kit()
+    with k.errors(as_json):
+        kb = k.open_kb()
+        try:
+            found = stale_answers(kb, since=since)
+        finally:
+            kb.close()
+    if as_json:
+        k.print_json([s.to_dict() for s in found])
+        return
+    for answer in found:
+        p = answer.principal
+        say(f"{answer.trace_id}  {answer.created_at}  asked by {p['principal_id']} "
+                    f"({', '.join(p['roles'])}): {answer.question}")
+        for c in answer.citations:
+            say(f"  [{c.number}] {c.doc_id} lines {c.cited_lines[0]}-{c.cited_lines[1]}"
+                        f" ({c.source}, {_versions(c)}): {_reasons(c)}")
+            for line in c.diff.splitlines():
+                say(f"      {line}")
+    say(f"{len(found)} stale answers" if found else "no stale answers")
+
+
+def _versions(c: Any) -> str:
+    if c.current_version is None:
+        return f"v{c.cited_version}, deleted"
+    if c.current_version == c.cited_version:
+        return f"v{c.cited_version}"
+    return f"v{c.cited_version} -> v{c.current_version}"
+
+
+def _reasons(c: Any) -> str:
+    said = []
+    for reason in c.reasons:
+        if reason == "lines_changed":
+            said.append("cited lines changed" + ("" if not c.quote_still_present else
+                                                 " (the quote still occurs in the document)"))
+        elif reason == "document_deleted":
+            said.append("document deleted")
+        else:
+            roles = ", ".join(c.current_roles or ())
+            said.append(f"roles are now {roles}: the asker may no longer read it")
+    return "; ".join(said)
+
+
+def recheck_command(
+    trace_id: str = typer.Argument(..., help="A trace id from ask"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+) -> None:
+    """Ask a past question again as the same principal, with the same settings, and show
+    the old and the new answer side by side."""
+    from glassrag.audit.recheck import recheck
+
+    k = kit()
+    with k.errors(as_json):
+        kb = k.open_kb()
+        try:
+            result = recheck(kb, trace_id)
+        finally:
+            kb.close()
+    if as_json:
+        k.print_json(result.to_dict())
+        return
+    p = result.principal
+    say(f"question: {result.question}")
+    say(f"principal: {p['principal_id']} roles={','.join(p['roles'])}")
+    table = Table(show_lines=True)
+    for column in ("", "old", "new"):
+        table.add_column(column, overflow="fold")
+    old, new = result.old, result.new
+    table.add_row("trace_id", old.trace_id, new.trace_id)
+    table.add_row("asked at", old.created_at, new.created_at)
+    table.add_row("status", _status(old), _status(new))
+    table.add_row("answer", old.answer, new.answer)
+    table.add_row("citations", _cited(old.citations), _cited(new.citations))
+    kit().out.print(table, markup=False)
+    say(f"changed: {'yes' if result.changed else 'no'}")
+    for note in result.notes:
+        say(f"note: {note}")
+
+
+def _status(side: Any) -> str:
+    return side.status if side.status == side.true_status else \
+        f"{side.status} (true: {side.true_status})"
+
+
+def _cited(citations: list[dict[str, Any]]) -> str:
+    return "\n".join(f"[{n}] {c['source']} lines {c['line_start']}-{c['line_end']} "
+                     f"v{c.get('doc_version')}" for n, c in enumerate(citations, start=1)) or "none"
+
+
+def why_not_command(
+    question: str = typer.Argument(..., help="The question"),
+    doc: str = typer.Option(..., "--doc", help="The doc_id that was expected"),
+    lines: str | None = typer.Option(None, "--lines", help="Only this passage, e.g. 12-20"),
+    role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
+    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
+    top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks [default: 5]"),
+    as_admin: bool = typer.Option(
+        False, "--as-admin", help="Tell everything, as to an admin: whether the roles kept "
+        "it out, and a missing file's ingest error"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+) -> None:
+    """Name the first stage that dropped a document (or lines of it) from the answer.
+    Without --as-admin the reply is what the asking principal may learn: a document it may
+    not read is reported exactly like one that does not exist."""
+    from glassrag.audit.why_not import why_not
+
+    k = kit()
+    with k.errors(as_json):
+        kb = k.open_kb()
+        try:
+            verdict = why_not(kb, question, doc, lines=lines, principal=k.principal(role),
+                              as_admin=as_admin, mode=mode, top_k=top_k)
+        finally:
+            kb.close()
+    if as_json:
+        k.print_json(verdict.to_dict())
+        return
+    say(f"stage: {verdict.stage}")
+    say(f"reason: {verdict.reason}")
+    for key, value in verdict.details.items():
+        shown = value if isinstance(value, (str, int, float)) or value is None else \
+            json.dumps(value, ensure_ascii=False)
+        say(f"{key}: {shown}")
+
+
+def eval_role_matrix(cases: Path | None, as_roles: str, as_json: bool) -> None:
+    """``eval CASES --as-roles SETS``: the role matrix (exit 1 if a question errored)."""
+    from glassrag.audit.role_matrix import parse_role_sets, role_matrix
+    from glassrag.errors import InvalidInput
+    from glassrag.eval.cases import load_cases
+
+    k = kit()
+    with k.errors(as_json):
+        if cases is None:
+            raise InvalidInput("--as-roles needs a case file", field="as_roles")
+        role_sets = parse_role_sets(as_roles)
+        case_list = load_cases(cases)
+        kb = k.open_kb()
+        try:
+            with k.progress("asking") as tick:
+                matrix = role_matrix(kb, case_list, role_sets, progress=tick)
+        finally:
+            kb.close()
+    if as_json:
+        k.print_json(matrix.to_dict())
+    else:
+        for line in matrix.lines():
+            say(line)
+    if matrix.errors:
+        raise typer.Exit(EXIT_FAILED)
