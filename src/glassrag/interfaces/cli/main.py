@@ -177,6 +177,9 @@ def ingest(
             reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items()))
             out.print(f"skipped {sum(report.skipped.values())} files ({reasons})", markup=False)
         _print_roles_notes(report)
+        if report.stale_answers:
+            out.print(f"past answers whose citations changed: {report.stale_answers} "
+                      "(glassrag traces stale lists them)", markup=False)
         for path, count in sorted(report.hidden_dropped.items()):
             out.print(f"hidden content dropped: {path}: {count}", markup=False)
         for failure in report.failed:
@@ -431,7 +434,11 @@ app.add_typer(tokens_app, name="tokens")
 # The other command groups register themselves on `app` when imported; kept in their own
 # modules so each stays readable.
 from glassrag.interfaces.cli import answers as cli_answers  # noqa: E402,F401
+from glassrag.interfaces.cli import over_time as cli_over_time  # noqa: E402
 from glassrag.interfaces.cli import server as cli_server  # noqa: E402,F401
+
+cli_over_time.register(app, traces_app, cli_over_time.Kit(
+    _errors, _open, _principal, _print_json, _progress, out))
 
 
 def main(argv: list[str] | None = None) -> None:
