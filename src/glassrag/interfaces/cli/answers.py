@@ -265,6 +265,9 @@ def eval_command(
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks per question"),
     limit: int | None = typer.Option(None, help="--qa/--beir: only the first N questions"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_roles: str | None = typer.Option(
+        None, "--as-roles", help="Cases: ask each once per role set, e.g. "
+        "'public;employee;employee,finance', and print the matrix of statuses"),
 ) -> None:
     """Run behavioural cases (PASS/FAIL, passed: N/M), questions about your documentation
     (QUESTIONS.jsonl [--docs DIR]: answered and cited correctly, false refusals, no_evidence
@@ -275,6 +278,10 @@ def eval_command(
     from glassrag.eval.cases import load_cases, run_cases, run_qa
     from glassrag.eval.docs_questions import is_question_file
 
+    if as_roles is not None:
+        from glassrag.interfaces.cli.over_time import eval_role_matrix
+
+        return eval_role_matrix(cases, as_roles, as_json)
     if sum(x is not None for x in (cases, qa, beir)) != 1:
         err.print("[red]error:[/red] give one of: a case file, a question file, --qa DIR, "
                   "--beir DIR", markup=True)
