@@ -48,7 +48,6 @@ class StaleCitation:
     new_lines: tuple[str, ...] = ()
     diff: str = ""
     quote_still_present: bool = False
-    cited_roles: tuple[str, ...] | None = None
     current_roles: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -60,7 +59,6 @@ class StaleCitation:
             "current_lines": list(self.current_lines) if self.current_lines else None,
             "old_lines": list(self.old_lines), "new_lines": list(self.new_lines),
             "diff": self.diff, "quote_still_present": self.quote_still_present,
-            "cited_roles": None if self.cited_roles is None else list(self.cited_roles),
             "current_roles": None if self.current_roles is None else list(self.current_roles),
         }
 
@@ -153,15 +151,7 @@ class _Checker:
             reasons.append(LINES_CHANGED)
         if not reasons:
             return None
-        return _stale_citation(number, citation, tuple(reasons), doc, followed,
-                               new_text, self._cited_roles(citation))
-
-    def _cited_roles(self, citation: dict[str, Any]) -> tuple[str, ...] | None:
-        for version in self.store.history(citation["doc_id"]):
-            if version["version"] == citation.get("doc_version"):
-                roles = version["roles"]
-                return None if roles is None else tuple(roles)
-        return None
+        return _stale_citation(number, citation, tuple(reasons), doc, followed, new_text)
 
 
 def _principal(recorded: dict[str, Any]) -> Principal:
@@ -187,8 +177,8 @@ def _text_range(citation: dict[str, Any], evidence: dict[str, Any] | None, old_t
 
 
 def _stale_citation(number: int, citation: dict[str, Any], reasons: tuple[str, ...],
-                    doc: Document | None, followed: FollowedLines, new_text: str | None,
-                    cited_roles: tuple[str, ...] | None) -> StaleCitation:
+                    doc: Document | None, followed: FollowedLines,
+                    new_text: str | None) -> StaleCitation:
     version = citation.get("doc_version", 0)
     new_lines = followed.new_lines if doc is not None else ()
     current = None
@@ -207,6 +197,6 @@ def _stale_citation(number: int, citation: dict[str, Any], reasons: tuple[str, .
         cited_lines=(int(citation["line_start"]), int(citation["line_end"])),
         current_lines=current, old_lines=followed.old_lines, new_lines=new_lines,
         diff=unified_diff(followed.old_lines, new_lines, old_label, new_label),
-        quote_still_present=present, cited_roles=cited_roles,
+        quote_still_present=present,
         current_roles=tuple(doc.roles) if doc is not None else None,
     )
