@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from glassrag.errors import GlassragError, InvalidInput, NotFound
+from glassrag.interfaces.http import audit_routes, metrics, openai_chat
 from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, PayloadTooLarge, guard_policy
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
@@ -308,5 +309,7 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
         """The routes of /openapi.json, rendered by first-party script only."""
         return FileResponse(WEB_DIR / "docs.html", media_type="text/html")
 
+    for routes in (audit_routes, openai_chat, metrics):
+        app.include_router(routes.router(kb, current_principal, admin_principal))
     app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
     return app
