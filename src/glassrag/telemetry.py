@@ -40,6 +40,7 @@ _explicit: Any = None
 _from_env: Any = None
 _env_checked = False
 _warned = False
+_api_missing = False
 
 
 def use_tracer_provider(provider: Any) -> None:
@@ -62,9 +63,13 @@ def _provider() -> Any:
         return _explicit
     if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
+    global _api_missing
+    if _api_missing:
+        return None
     try:
         from opentelemetry import trace
-    except ImportError:
+    except ImportError:  # looked for once: an ask must not search sys.path every time
+        _api_missing = True
         _warn_missing()
         return None
     current = trace.get_tracer_provider()
