@@ -65,8 +65,10 @@ def traces_stale(
         "date-time"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
-    """Past answers whose cited lines changed, whose document was deleted, or whose asker
-    may no longer read it; each citation as a diff of the cited lines."""
+    """Past answers whose citations no longer hold, each with a diff of the cited lines.
+
+    A citation no longer holds when its lines changed, its document was deleted, or its
+    roles changed so that the asker may no longer read it."""
     from glassrag.audit.stale import stale_answers
 
     k = kit()
@@ -117,8 +119,9 @@ def recheck_command(
     trace_id: str = typer.Argument(..., help="A trace id from ask"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
-    """Ask a past question again as the same principal, with the same settings, and show
-    the old and the new answer side by side."""
+    """Ask a past question again as its principal and show old and new side by side.
+
+    The principal (id, roles), mode, top_k, terms, answerer and rewrite come from the trace."""
     from glassrag.audit.recheck import recheck
 
     k = kit()
@@ -172,6 +175,7 @@ def why_not_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
     """Name the first stage that dropped a document (or lines of it) from the answer.
+
     Without --as-admin the reply is what the asking principal may learn: a document it may
     not read is reported exactly like one that does not exist."""
     from glassrag.audit.why_not import why_not
