@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import dense_fixtures
+from conftest import top_rows
 from glassrag.dense.base import BaseEmbedder, Embedder
 from glassrag.dense.embedders import parse_embedder
 from glassrag.dense.hash_embedder import HashEmbedder
@@ -262,7 +263,7 @@ def test_dense_finds_paraphrases_that_lexical_misses(minilm: SentenceTransformer
     index = VectorIndex(minilm.dim, minilm.name)
     index.rebuild(VectorRows(np.arange(len(CORPUS)), [f"d{i}" for i in range(len(CORPUS))],
                              np.ones(len(CORPUS)), minilm.embed(CORPUS)), 1)
-    best = index.topk(minilm.embed([query])[0], {1}, 2)
+    best = top_rows(index, minilm.embed([query])[0], {1}, 2)
     assert best[0][0] == expected and best[0][1] > best[1][1] + 0.1
     lexical = HashEmbedder(256)
     assert lexical.embed([query])[0] @ lexical.embed([CORPUS[expected]])[0] < 0.2

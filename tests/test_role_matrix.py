@@ -1,4 +1,4 @@
-"""The role matrix (``eval CASES --as-roles``) on the workshop example: every case asked once
+"""The role matrix (``evaluate CASES --as-roles``) on the workshop example: every case asked once
 per role set, a matrix of what each kind of user is told."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _kb(kb_dir: Path) -> Path:
 def test_cli_matrix_on_the_workshop(tmp_path: Path) -> None:
     kb_dir = _kb(tmp_path / "kb")
     runner = CliRunner()
-    result = runner.invoke(app, ["--kb", str(kb_dir), "eval", str(CASES), "--as-roles", SETS,
+    result = runner.invoke(app, ["--kb", str(kb_dir), "evaluate", str(CASES), "--as-roles", SETS,
                                  "--json"])
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
@@ -48,7 +48,7 @@ def test_cli_matrix_on_the_workshop(tmp_path: Path) -> None:
     roadmap = body["cases"][2]["results"]["employee"]
     assert roadmap["sources"] == ["internal.md#roadmap"] and roadmap["trace_id"]
     assert body["errors"] == 0
-    text = runner.invoke(app, ["--kb", str(kb_dir), "eval", str(CASES), "--as-roles", SETS])
+    text = runner.invoke(app, ["--kb", str(kb_dir), "evaluate", str(CASES), "--as-roles", SETS])
     assert text.exit_code == 0
     lines = text.stdout.splitlines()
     assert lines[0].split() == ["case", "public", "employee", "employee,finance"]
@@ -75,7 +75,7 @@ def test_a_rejected_question_is_an_error_cell_and_the_run_goes_on(tmp_path: Path
         "expected_status: no_evidence}\n"
         "- {name: refund, question: 'How many days do learners have for refunds?', "
         "roles: [public], expected_status: answered}\n", encoding="utf-8")
-    result = CliRunner().invoke(app, ["--kb", str(kb_dir), "eval", str(cases), "--as-roles",
+    result = CliRunner().invoke(app, ["--kb", str(kb_dir), "evaluate", str(cases), "--as-roles",
                                       "public;employee", "--json"])
     assert result.exit_code == 1
     body = json.loads(result.stdout)
@@ -91,13 +91,13 @@ def test_bad_role_sets_are_rejected(value: str, tmp_path: Path) -> None:
         parse_role_sets(value)
     assert caught.value.details["field"] == "as_roles"
     kb_dir = _kb(tmp_path / "kb")
-    result = CliRunner().invoke(app, ["--kb", str(kb_dir), "eval", str(CASES), "--as-roles",
+    result = CliRunner().invoke(app, ["--kb", str(kb_dir), "evaluate", str(CASES), "--as-roles",
                                       value, "--json"])
     assert result.exit_code == 2
     assert json.loads(result.stdout)["error"]["details"]["field"] == "as_roles"
 
 
 def test_as_roles_needs_a_case_file(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["--kb", str(tmp_path / "kb"), "eval", "--as-roles",
+    result = CliRunner().invoke(app, ["--kb", str(tmp_path / "kb"), "evaluate", "--as-roles",
                                       "public"])
     assert result.exit_code == 2

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from glassrag.settings import Settings
     from glassrag.store.database import Store
+    from glassrag.trace import Trace
 
 log = logging.getLogger("glassrag.observe")
 
 
 class Observer(Protocol):
-    def on_ask(self, store: Store, trace: dict[str, Any]) -> None: ...
+    def on_ask(self, store: Store, trace: Trace) -> None: ...
 
     def on_ingest(self, store: Store, report: dict[str, Any]) -> None: ...
 
@@ -42,12 +43,7 @@ def unwatch(observer: Observer) -> None:
         _observers.discard(observer)
 
 
-def as_trace_dict(trace: Any) -> dict[str, Any]:
-    """A stored trace as its JSON body, whether it is held as a dict or as a record."""
-    return trace.to_dict() if hasattr(trace, "to_dict") else dict(trace)
-
-
-def _each(method: str, store: Store, payload: dict[str, Any]) -> None:
+def _each(method: str, store: Store, payload: Any) -> None:
     with _lock:
         current = list(_observers)
     for observer in current:
@@ -57,16 +53,15 @@ def _each(method: str, store: Store, payload: dict[str, Any]) -> None:
             log.exception("observer %r failed in %s", observer, method)
 
 
-def ask_finished(store: Store, settings: Settings, trace: Any) -> None:
+def ask_finished(store: Store, settings: Settings, trace: Trace) -> None:
     """After an ask's trace is stored: spans (when OpenTelemetry is set up), then observers."""
-    body = as_trace_dict(trace)
     try:
         from glassrag.telemetry import emit_ask
 
-        emit_ask(body, settings.telemetry)
+        emit_ask(trace, settings.telemetry)
     except Exception:
-        log.exception("emitting the spans of trace %s failed", body.get("trace_id"))
-    _each("on_ask", store, body)
+        log.exception("emitting the spans of trace %s failed", trace.trace_id)
+    _each("on_ask", store, trace)
 
 
 def ingest_finished(store: Store, report: dict[str, Any]) -> None:

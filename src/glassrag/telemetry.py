@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from glassrag.settings import TelemetrySettings
+    from glassrag.trace import Trace
 
 log = logging.getLogger("glassrag.telemetry")
 
@@ -127,7 +128,7 @@ def _build_from_environment() -> Any:
     return provider
 
 
-def emit_ask(trace: dict[str, Any], settings: TelemetrySettings) -> None:
+def emit_ask(trace: Trace, settings: TelemetrySettings) -> None:
     """The spans of one stored ask (see the module docstring); nothing without a provider."""
     provider = _provider()
     if provider is None:
@@ -135,7 +136,7 @@ def emit_ask(trace: dict[str, Any], settings: TelemetrySettings) -> None:
     from opentelemetry import trace as otel
 
     tracer = provider.get_tracer("glassrag")
-    timings = trace.get("timings_ms") or {}
+    timings = trace.timings_ms
     end = time.time_ns()
     total = _ns(timings.get("total", sum(timings.get(s, 0.0) for s in STAGES)))
     root = tracer.start_span("glassrag.ask", start_time=end - total,
@@ -151,69 +152,66 @@ def emit_ask(trace: dict[str, Any], settings: TelemetrySettings) -> None:
     root.end(end_time=end)
 
 
-def _ns(ms: Any) -> int:
+def _ns(ms: float) -> int:
     return max(int(float(ms) * 1_000_000), 0)
 
 
-def ask_attributes(trace: dict[str, Any], settings: TelemetrySettings) -> dict[str, Any]:
+def ask_attributes(trace: Trace, settings: TelemetrySettings) -> dict[str, Any]:
     """The ``glassrag.ask`` span's attributes."""
-    recorded = trace.get("settings") or {}
     out: dict[str, Any] = {
-        "glassrag.trace_id": trace["trace_id"],
-        "glassrag.mode": recorded.get("mode", ""),
-        "glassrag.top_k": int(recorded.get("top_k") or 0),
-        "glassrag.answerer": recorded.get("answerer", ""),
-        "glassrag.status": trace.get("status", ""),
-        "glassrag.reported_status": trace.get("reported_status", ""),
-        "glassrag.disclosure": trace.get("disclosure", ""),
-        "glassrag.candidate_count": len(trace.get("candidates", [])),
-        "glassrag.permitted_count": int(trace.get("permitted_count") or 0),
-        "glassrag.blocked_count": int(trace.get("blocked_count") or 0),
-        "glassrag.citation_count": len(trace.get("citations", [])),
-        "glassrag.duration_ms": float((trace.get("timings_ms") or {}).get("total", 0.0)),
+        "glassrag.trace_id": trace.trace_id,
+        "glassrag.mode": trace.settings.mode,
+        "glassrag.top_k": trace.settings.top_k,
+        "glassrag.answerer": trace.settings.answerer,
+        "glassrag.status": trace.status.value,
+        "glassrag.reported_status": trace.reported_status.value,
+        "glassrag.disclosure": trace.disclosure,
+        "glassrag.candidate_count": len(trace.candidates),
+        "glassrag.permitted_count": trace.permitted_count,
+        "glassrag.blocked_count": trace.blocked_count,
+        "glassrag.citation_count": len(trace.citations),
+        "glassrag.duration_ms": float(trace.timings_ms.get("total", 0.0)),
     }
     if settings.capture_text:
-        out["glassrag.question"] = trace.get("question", "")
-        out["glassrag.answer"] = trace.get("answer", "")
+        out["glassrag.question"] = trace.question
+        out["glassrag.answer"] = trace.answer
     return out
 
 
-def stage_attributes(stage: str, trace: dict[str, Any],
-                     settings: TelemetrySettings) -> dict[str, Any]:
+def stage_attributes(stage: str, trace: Trace, settings: TelemetrySettings) -> dict[str, Any]:
     """One stage span's attributes: what that stage decided, counted."""
-    took = float((trace.get("timings_ms") or {}).get(stage, 0.0))
-    out: dict[str, Any] = {"glassrag.trace_id": trace["trace_id"], "glassrag.duration_ms": took}
+    took = float(trace.timings_ms.get(stage, 0.0))
+    out: dict[str, Any] = {"glassrag.trace_id": trace.trace_id, "glassrag.duration_ms": took}
     if stage == "retrieve":
         out.update({
-            "glassrag.mode": (trace.get("settings") or {}).get("mode", ""),
-            "glassrag.query_term_count": len(trace.get("query_terms", [])),
-            "glassrag.candidate_count": len(trace.get("candidates", [])),
-            "glassrag.permitted_count": int(trace.get("permitted_count") or 0),
-            "glassrag.blocked_count": int(trace.get("blocked_count") or 0),
-            "glassrag.evidence_count": len(trace.get("evidence", [])),
+            "glassrag.mode": trace.settings.mode,
+            "glassrag.query_term_count": len(trace.query_terms),
+            "glassrag.candidate_count": len(trace.candidates),
+            "glassrag.permitted_count": trace.permitted_count,
+            "glassrag.blocked_count": trace.blocked_count,
+            "glassrag.evidence_count": len(trace.evidence),
         })
         if settings.capture_blocked_ids:
-            out["glassrag.blocked_chunk_ids"] = list(trace.get("blocked_chunk_ids", []))
+            out["glassrag.blocked_chunk_ids"] = list(trace.blocked_chunk_ids)
     elif stage == "rewrite":
-        rewrite = trace.get("rewrite") or {}
+        rewrite = trace.rewrite or {}
         out["glassrag.rewrite.status"] = rewrite.get("status") or "off"
         out["glassrag.rewrite.rewriter"] = rewrite.get("rewriter") or ""
         if settings.capture_text and rewrite.get("rewritten_query"):
             out["glassrag.rewrite.query"] = rewrite["rewritten_query"]
     elif stage == "answer":
-        out["glassrag.answerer"] = (trace.get("settings") or {}).get("answerer", "")
-        out["glassrag.attempt_count"] = len(trace.get("attempts", []))
+        out["glassrag.answerer"] = trace.settings.answerer
+        out["glassrag.attempt_count"] = len(trace.attempts)
     elif stage == "verify":
-        verification = trace.get("verification") or {}
-        out["glassrag.verification.ok"] = bool(verification.get("ok"))
-        out["glassrag.verification.problem_count"] = len(verification.get("problems", []))
-        out["glassrag.citation_count"] = len(trace.get("citations", []))
+        out["glassrag.verification.ok"] = trace.verification.ok
+        out["glassrag.verification.problem_count"] = len(trace.verification.problems)
+        out["glassrag.citation_count"] = len(trace.citations)
         if settings.capture_text:
-            out["glassrag.citation.chunk_ids"] = [c["chunk_id"] for c in trace["citations"]]
-            out["glassrag.citation.quotes"] = [c["quote"] for c in trace["citations"]]
+            out["glassrag.citation.chunk_ids"] = [c.chunk_id for c in trace.citations]
+            out["glassrag.citation.quotes"] = [c.quote for c in trace.citations]
     else:  # disclose
-        out["glassrag.disclosure"] = trace.get("disclosure", "")
-        out["glassrag.status"] = trace.get("status", "")
-        out["glassrag.reported_status"] = trace.get("reported_status", "")
-        out["glassrag.concealed"] = trace.get("status") != trace.get("reported_status")
+        out["glassrag.disclosure"] = trace.disclosure
+        out["glassrag.status"] = trace.status.value
+        out["glassrag.reported_status"] = trace.reported_status.value
+        out["glassrag.concealed"] = trace.status != trace.reported_status
     return out

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from glassrag.observe import as_trace_dict
+from glassrag.audit.trace_reads import stored_trace
 from glassrag.records import Principal
+from glassrag.trace import Trace
 
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
@@ -34,9 +35,9 @@ class AnswerSide:
     citations: list[dict[str, Any]]
 
     @classmethod
-    def of(cls, trace: dict[str, Any]) -> AnswerSide:
-        return cls(trace["trace_id"], trace["created_at"], trace["reported_status"],
-                   trace["status"], trace["answer"], list(trace.get("citations", [])))
+    def of(cls, trace: Trace) -> AnswerSide:
+        return cls(trace.trace_id, trace.created_at, trace.reported_status.value,
+                   trace.status.value, trace.answer, [c.to_dict() for c in trace.citations])
 
     def to_dict(self) -> dict[str, Any]:
         return {"trace_id": self.trace_id, "created_at": self.created_at,
@@ -67,40 +68,40 @@ class Recheck:
                 "notes": list(self.notes)}
 
 
-def ask_options(trace: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def ask_options(trace: Trace) -> tuple[dict[str, Any], list[str]]:
     """The keyword arguments of ``kb.ask`` that repeat how ``trace`` was asked, and notes on
     what cannot be repeated."""
-    recorded = trace.get("settings") or {}
+    recorded = trace.settings
     notes: list[str] = []
     llm = None
-    if recorded.get("answerer", "extractive") != "extractive":
-        llm = (recorded.get("llm") or {}).get("profile")
-    stage = trace.get("rewrite") or {}
+    if recorded.answerer != "extractive":
+        llm = (recorded.llm or {}).get("profile")
+    stage = trace.rewrite or {}
     rewriter = stage.get("rewriter") or ""
     rewrite = stage.get("status") in ("used", "unchanged", "failed")
     if rewrite and rewriter.startswith("callable:"):
         rewrite = False
         notes.append(CALLABLE_REWRITE)
-    options = {"top_k": recorded.get("top_k"), "mode": recorded.get("mode"),
-               "terms": list(recorded.get("terms") or []) or None, "llm": llm,
-               "rewrite": rewrite}
+    options = {"top_k": recorded.top_k or None, "mode": recorded.mode or None,
+               "terms": list(recorded.terms) or None, "llm": llm, "rewrite": rewrite}
     return options, notes
 
 
 def recheck(kb: KnowledgeBase, trace_id: str) -> Recheck:
     """Ask the question of trace ``trace_id`` again as its principal; NotFound if there is
     no such trace. For the local operator and admins: it acts as another principal."""
-    old = as_trace_dict(kb.trace(trace_id))
-    recorded = old["principal"]
-    principal = Principal(recorded["principal_id"], roles=recorded.get("roles", ()),
-                          admin=bool(recorded.get("admin")))
+    old = stored_trace(kb, trace_id)
+    recorded = old.principal
+    principal = Principal(recorded.principal_id, roles=recorded.roles, admin=recorded.admin)
     options, notes = ask_options(old)
-    answer = kb.ask(old["question"], principal=principal, **options)
+    answer = kb.ask(old.question, principal=principal, **options)
     assert answer.trace_id is not None  # every ask past validation writes a trace
-    new = as_trace_dict(kb.trace(answer.trace_id))
+    new = stored_trace(kb, answer.trace_id)
     for key in ("min_coverage", "max_sentences"):
-        then, now = (old.get("settings") or {}).get(key), new["settings"].get(key)
-        if then is not None and then != now:
+        then, now = getattr(old.settings, key), getattr(new.settings, key)
+        # A trace written before the key existed reads it as 0: nothing to compare.
+        if then and then != now:
             notes.append(f"[answer] {key} was {then} and is now {now}")
-    return Recheck(old["question"], recorded, AnswerSide.of(old), AnswerSide.of(new),
-                   tuple(notes))
+    asker = {"principal_id": recorded.principal_id, "roles": list(recorded.roles),
+             "admin": recorded.admin}
+    return Recheck(old.question, asker, AnswerSide.of(old), AnswerSide.of(new), tuple(notes))

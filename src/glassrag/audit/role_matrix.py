@@ -1,6 +1,6 @@
 """The role matrix: every case asked once per role set, as an access audit.
 
-``glassrag eval CASES --as-roles 'public;employee;employee,finance'`` asks each case's
+``glassrag evaluate CASES --as-roles 'public;employee;employee,finance'`` asks each case's
 question as a principal with each role set (the case's own ``roles`` and expectations are
 not used) and shows what each kind of user gets: answered, blocked, refused. A cell holds
 the status that user is told; under ``conceal`` a blocked question is told
@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from glassrag.audit.trace_reads import stored_trace
 from glassrag.errors import GlassragError, InvalidInput
-from glassrag.observe import as_trace_dict
 from glassrag.records import Principal
 
 if TYPE_CHECKING:
@@ -117,6 +117,6 @@ def _ask(kb: KnowledgeBase, case: EvalCase, roles: tuple[str, ...]) -> Cell:
     except GlassragError as exc:
         return Cell(ERROR, ERROR, error=exc.message)
     assert answer.trace_id is not None
-    trace = as_trace_dict(kb.trace(answer.trace_id))
-    return Cell(answer.status, trace["status"], answer.trace_id,
+    trace = stored_trace(kb, answer.trace_id)
+    return Cell(answer.status, trace.status, answer.trace_id,
                 tuple(dict.fromkeys(c.source for c in answer.citations)))

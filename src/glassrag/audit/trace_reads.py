@@ -13,11 +13,16 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from glassrag.errors import InvalidInput
+from glassrag.errors import InvalidInput, NotFound
 from glassrag.records import ANSWERED
+from glassrag.store import traces
 from glassrag.store.database import Store
+from glassrag.trace import Trace
+
+if TYPE_CHECKING:
+    from glassrag.kb import KnowledgeBase
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,16 @@ def parse_since(value: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def stored_trace(kb: KnowledgeBase, trace_id: str) -> Trace:
+    """The whole stored trace ``trace_id``, typed (NotFound if there is none). For the local
+    operator and admins: nothing is redacted."""
+    with kb.lock:
+        found = traces.read(kb.store, trace_id)
+    if found is None:
+        raise NotFound(f"no trace with id {trace_id!r}", trace_id=trace_id)
+    return found
 
 
 def _is_sqlite(store: Store) -> bool:

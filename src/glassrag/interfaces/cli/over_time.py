@@ -1,69 +1,42 @@
 """The ``glassrag`` commands about answers over time: ``traces stale``, ``recheck``,
-``why-not`` and the role matrix of ``eval --as-roles``.
-
-Registered by :func:`register`, which the CLI's main module calls with the app and the
-helpers every command shares (opening the knowledge base, the one error shape, JSON
-output); this module imports none of the other command modules.
-"""
+``why-not`` and the role matrix of ``evaluate --as-roles``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from glassrag.kb import KnowledgeBase
-from glassrag.records import Principal
-
-EXIT_FAILED = 1
-
-
-@dataclass(frozen=True)
-class Kit:
-    """What these commands borrow from the CLI's main module."""
-
-    errors: Callable[[bool], AbstractContextManager[None]]
-    open_kb: Callable[[], KnowledgeBase]
-    principal: Callable[[list[str] | None], Principal]
-    print_json: Callable[[Any], None]
-    progress: Callable[[str], AbstractContextManager[Any]]
-    out: Console
-
-
-_kit: Kit | None = None
-
-
-def kit() -> Kit:
-    assert _kit is not None, "over_time.register() was not called"
-    return _kit
+from glassrag.interfaces.cli.app import (
+    EXIT_FAILED,
+    JSON_OPTION,
+    MODE_OPTION,
+    ROLE_OPTION,
+    app,
+    cli_principal,
+    handle_errors,
+    open_kb,
+    out,
+    print_json,
+    progress_bar,
+    traces_app,
+)
 
 
 def say(text: str) -> None:
     """One line of output, printed as it is (no Rich markup: ``[1]`` stays ``[1]``)."""
-    kit().out.print(text, markup=False, highlight=False)
+    out.print(text, markup=False, highlight=False)
 
 
-def register(app: typer.Typer, traces_app: typer.Typer, helpers: Kit) -> None:
-    """Add ``recheck``, ``why-not`` and ``traces stale`` to the CLI."""
-    global _kit
-    _kit = helpers
-    app.command("recheck")(recheck_command)
-    app.command("why-not")(why_not_command)
-    traces_app.command("stale")(traces_stale)
-
-
+@traces_app.command("stale")
 def traces_stale(
     since: str | None = typer.Option(
         None, "--since", help="Only answers asked on or after this date (YYYY-MM-DD) or ISO "
         "date-time"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Past answers whose citations no longer hold, each with a diff of the cited lines.
 
@@ -71,15 +44,14 @@ def traces_stale(
     roles changed so that the asker may no longer read it."""
     from glassrag.audit.stale import stale_answers
 
-    k = kit()
-    with k.errors(as_json):
-        kb = k.open_kb()
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
             found = stale_answers(kb, since=since)
         finally:
             kb.close()
     if as_json:
-        k.print_json([s.to_dict() for s in found])
+        print_json([s.to_dict() for s in found])
         return
     for answer in found:
         p = answer.principal
@@ -115,24 +87,24 @@ def _reasons(c: Any) -> str:
     return "; ".join(said)
 
 
+@app.command("recheck")
 def recheck_command(
     trace_id: str = typer.Argument(..., help="A trace id from ask"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Ask a past question again as its principal and show old and new side by side.
 
     The principal (id, roles), mode, top_k, terms, answerer and rewrite come from the trace."""
     from glassrag.audit.recheck import recheck
 
-    k = kit()
-    with k.errors(as_json):
-        kb = k.open_kb()
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
             result = recheck(kb, trace_id)
         finally:
             kb.close()
     if as_json:
-        k.print_json(result.to_dict())
+        print_json(result.to_dict())
         return
     p = result.principal
     say(f"question: {result.question}")
@@ -146,7 +118,7 @@ def recheck_command(
     table.add_row("status", _status(old), _status(new))
     table.add_row("answer", old.answer, new.answer)
     table.add_row("citations", _cited(old.citations), _cited(new.citations))
-    kit().out.print(table, markup=False)
+    out.print(table, markup=False)
     say(f"changed: {'yes' if result.changed else 'no'}")
     for note in result.notes:
         say(f"note: {note}")
@@ -162,17 +134,18 @@ def _cited(citations: list[dict[str, Any]]) -> str:
                      f"v{c.get('doc_version')}" for n, c in enumerate(citations, start=1)) or "none"
 
 
+@app.command("why-not")
 def why_not_command(
     question: str = typer.Argument(..., help="The question"),
     doc: str = typer.Option(..., "--doc", help="The doc_id that was expected"),
     lines: str | None = typer.Option(None, "--lines", help="Only this passage, e.g. 12-20"),
-    role: list[str] = typer.Option([], "--role", help="A role of the asking principal"),
-    mode: str | None = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms"),
+    role: list[str] = ROLE_OPTION,
+    mode: str | None = MODE_OPTION,
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks [default: 5]"),
     as_admin: bool = typer.Option(
         False, "--as-admin", help="Tell everything, as to an admin: whether the roles kept "
         "it out, and a missing file's ingest error"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Name the first stage that dropped a document (or lines of it) from the answer.
 
@@ -180,16 +153,15 @@ def why_not_command(
     not read is reported exactly like one that does not exist."""
     from glassrag.audit.why_not import why_not
 
-    k = kit()
-    with k.errors(as_json):
-        kb = k.open_kb()
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
-            verdict = why_not(kb, question, doc, lines=lines, principal=k.principal(role),
+            verdict = why_not(kb, question, doc, lines=lines, principal=cli_principal(role),
                               as_admin=as_admin, mode=mode, top_k=top_k)
         finally:
             kb.close()
     if as_json:
-        k.print_json(verdict.to_dict())
+        print_json(verdict.to_dict())
         return
     say(f"stage: {verdict.stage}")
     say(f"reason: {verdict.reason}")
@@ -200,25 +172,24 @@ def why_not_command(
 
 
 def eval_role_matrix(cases: Path | None, as_roles: str, as_json: bool) -> None:
-    """``eval CASES --as-roles SETS``: the role matrix (exit 1 if a question errored)."""
+    """``evaluate CASES --as-roles SETS``: the role matrix (exit 1 if a question errored)."""
     from glassrag.audit.role_matrix import parse_role_sets, role_matrix
     from glassrag.errors import InvalidInput
     from glassrag.eval.cases import load_cases
 
-    k = kit()
-    with k.errors(as_json):
+    with handle_errors(as_json):
         if cases is None:
-            raise InvalidInput("--as-roles needs a case file", field="as_roles")
+            raise InvalidInput("--as-roles needs a case file", field="--as-roles")
         role_sets = parse_role_sets(as_roles)
         case_list = load_cases(cases)
-        kb = k.open_kb()
+        kb = open_kb()
         try:
-            with k.progress("asking") as tick:
+            with progress_bar("asking") as tick:
                 matrix = role_matrix(kb, case_list, role_sets, progress=tick)
         finally:
             kb.close()
     if as_json:
-        k.print_json(matrix.to_dict())
+        print_json(matrix.to_dict())
     else:
         for line in matrix.lines():
             say(line)

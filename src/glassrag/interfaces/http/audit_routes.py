@@ -18,10 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from glassrag.audit.recheck import recheck
 from glassrag.audit.stale import stale_answers
 from glassrag.audit.why_not import why_not
+from glassrag.errors import Forbidden
 from glassrag.kb import KnowledgeBase
-from glassrag.records import Principal
+from glassrag.records import NamedMode, Principal
 from glassrag.settings import MAX_TOP_K
-from glassrag.store.bearer_tokens import Forbidden
 
 
 class WhyNotBody(BaseModel):
@@ -30,7 +30,7 @@ class WhyNotBody(BaseModel):
     question: str
     doc_id: str
     lines: str | None = Field(default=None, description="A passage, e.g. \"12-20\"")
-    mode: str | None = None
+    mode: NamedMode | None = None
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     roles: list[str] | None = Field(
         default=None, description="Admin tokens only: explain the ask of a principal with "

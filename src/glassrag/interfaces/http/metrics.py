@@ -26,6 +26,7 @@ from glassrag.errors import MissingExtra
 from glassrag.kb import KnowledgeBase
 from glassrag.records import STATUSES
 from glassrag.store.database import Store
+from glassrag.trace import Trace
 
 TIMED_STAGES = ("retrieve", "rewrite", "answer", "verify", "total")
 # Seconds: a bm25 ask takes about a millisecond, a model's answer several seconds.
@@ -57,14 +58,13 @@ class Recorder:
         self.registry.register(_Levels(kb))
         observe.watch(self)
 
-    def on_ask(self, store: Store, trace: dict[str, Any]) -> None:
+    def on_ask(self, store: Store, trace: Trace) -> None:
         if store is not self.kb.store:
             return
-        self.asks.labels(trace.get("status", "unknown")).inc()
-        timings = trace.get("timings_ms") or {}
+        self.asks.labels(trace.status.value).inc()
         for stage in TIMED_STAGES:
-            if stage in timings:
-                self.stages.labels(stage).observe(float(timings[stage]) / 1000)
+            if stage in trace.timings_ms:
+                self.stages.labels(stage).observe(float(trace.timings_ms[stage]) / 1000)
 
     def on_ingest(self, store: Store, report: dict[str, Any]) -> None:
         if store is not self.kb.store:
