@@ -1,5 +1,5 @@
 """The leak test for why-not, on every interface it is exposed on: the Python API, the CLI
-(JSON and text) and HTTP (``POST /audit/why-not``).
+(JSON and text), HTTP (``POST /audit/why-not``) and MCP (the ``why_not`` tool).
 
 On the leak test's knowledge base (the examples plus canary documents per role), for every
 principal: why-not about a document it may not read gives exactly the reply for a document
@@ -128,3 +128,46 @@ def test_http_admin_is_told_the_role_stage(http) -> None:  # type: ignore[no-unt
                                "document_roles": ["hr"]}
     no_token = client.post("/audit/why-not", json={"question": "x", "doc_id": "y"})
     assert no_token.status_code == 401
+
+
+def _mcp_replies(kb_dir: Path, principal: Principal,
+                 calls: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The ``why_not`` tool's reply to each (question, doc_id), through the SDK's client:
+    its structured result and its text content, both as the caller gets them."""
+    import anyio
+    from mcp import Client
+
+    from glassrag.interfaces.mcp import build_server
+
+    async def go() -> dict[tuple[str, str], str]:
+        replies = {}
+        with KnowledgeBase.open(kb_dir) as kb:
+            async with Client(build_server(kb, principal)) as client:
+                for question, doc_id in calls:
+                    result = await client.call_tool(
+                        "why_not", {"question": question, "doc_id": doc_id})
+                    assert not result.is_error, result.content[0].text
+                    text = " ".join(c.text for c in result.content)
+                    replies[(question, doc_id)] = (
+                        json.dumps(result.structured_content, ensure_ascii=False) + "\n" + text)
+        return replies
+
+    return anyio.run(go)
+
+
+@pytest.mark.parametrize("principal", PRINCIPALS, ids=lambda p: p.principal_id)
+def test_mcp_why_not_tells_nothing_of_hidden_documents(leak_kb: Path,
+                                                      principal: Principal) -> None:
+    pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+    calls = [(q, d) for q in QUESTIONS
+             for d in [MISSING, *_unreadable(principal), *PUBLIC_DOCS]]
+    replies = _mcp_replies(leak_kb, principal, calls)
+    _replies(principal, lambda question, doc_id: replies[(question, doc_id)])
+
+
+def test_mcp_why_not_explains_the_callers_own_ask(leak_kb: Path) -> None:
+    pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+    question = "How many days do learners have for refunds?"
+    replies = _mcp_replies(leak_kb, Principal("p0"), [(question, "refund-policy")])
+    body = json.loads(replies[(question, "refund-policy")].split("\n", 1)[0])
+    assert body["doc_id"] == "refund-policy" and body["stage"] == "cited"
