@@ -188,6 +188,7 @@ class KnowledgeBase:
         knowledge base. One writer at a time: an ingest waits while another process (or
         thread) ingests into the same knowledge base, calling ``on_wait`` once if it must.
         """
+        from glassrag.audit.ingest_hook import after_ingest
         from glassrag.ingest.roles_rules import ROLES_FILE, load_roles_rules
         from glassrag.ingest.run import IngestOptions, run_ingest
 
@@ -202,6 +203,7 @@ class KnowledgeBase:
         # The write lock first, then the in-process lock: a search holding only the latter
         # never waits for a writer in another process.
         with exclusive(self.path / WRITE_LOCK_NAME, on_wait), self.lock:
+            since = self.store.last_seq()
             report = run_ingest(self.store, paths, self.settings, rules, options, progress)
             self.lexical.catch_up(self.store)
             side = self.dense(embedder)
@@ -213,6 +215,7 @@ class KnowledgeBase:
                         f"embedder {side.spec}",
                         f"{exc.message} (the documents are stored and searchable with bm25; "
                         "run `glassrag embed` to finish embedding)"))
+            after_ingest(self.store, report, since, paths, options, self.settings)
         return report
 
     def delete(self, doc_id: str) -> None:

@@ -23,6 +23,7 @@ from glassrag.answer.verify import verify
 from glassrag.disclosure import disclose
 from glassrag.errors import GlassragError
 from glassrag.llm.client import LLMAnswerer
+from glassrag.observe import ask_finished
 from glassrag.records import (
     ANSWERED,
     BLOCKED,
@@ -268,6 +269,7 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: Request,
                         rewrite=rewrite_stage)
     with guard:
         save(store, trace)
+    ask_finished(store, settings, trace)
     if log_path is not None:
         _log(log_path, req, status, found, citations)
     return Answer(status=reported, answer=text, citations=citations, evidence=evidence,

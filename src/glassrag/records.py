@@ -260,6 +260,9 @@ class IngestReport:
     no_rule_matched: list[str] = field(default_factory=list)
     # Per file: hidden pieces (HTML elements, PDF text runs, Word paragraphs) left out.
     hidden_dropped: dict[str, int] = field(default_factory=dict)
+    # Past answered traces citing a document this ingest changed, whose citations no longer
+    # hold (`glassrag traces stale` lists them).
+    stale_answers: int = 0
 
     @property
     def ok(self) -> bool:
@@ -280,6 +283,7 @@ class IngestReport:
             "no_rule_matched": list(self.no_rule_matched),
             "hidden_dropped": {"total": sum(self.hidden_dropped.values()),
                                "files": dict(self.hidden_dropped)},
+            "stale_answers": self.stale_answers,
             "took_ms": round(self.took_ms, 1),
         }
 

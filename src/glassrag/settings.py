@@ -238,6 +238,13 @@ class ServerSettings(_Section):
     max_connections: int = Field(default=200, ge=1)
 
 
+class TelemetrySettings(_Section):
+    """The ``[telemetry]`` section: what OpenTelemetry spans may carry beyond counts."""
+
+    capture_text: bool = False
+    capture_blocked_ids: bool = False
+
+
 class Settings(_Section):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
@@ -247,6 +254,7 @@ class Settings(_Section):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     dense: DenseSettings = Field(default_factory=DenseSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 
     def conceals_from(self, principal: Principal) -> bool:
         """Under the ``conceal`` policy, blocked evidence is hidden from non-admins."""
@@ -460,4 +468,13 @@ header_timeout = 10.0
 keep_alive_timeout = 5
 # Open connections beyond this many get 503.
 max_connections = 200
+
+[telemetry]
+# With the otel extra and the standard OTEL_* variables (OTEL_TRACES_EXPORTER,
+# OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME), every ask is one trace with a span per
+# stage, carrying the trace id, mode, statuses, counts and timings. Spans carry no question,
+# answer or document text and no chunk ids unless capture_text is true, and no blocked
+# chunk ids unless capture_blocked_ids is true.
+capture_text = false
+capture_blocked_ids = false
 """

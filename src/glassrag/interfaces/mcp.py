@@ -1,4 +1,5 @@
-"""An MCP server (official ``mcp`` SDK) exposing ``search_knowledge_base`` and ``ask``.
+"""An MCP server (official ``mcp`` SDK) exposing ``search_knowledge_base``, ``ask`` and
+``why_not`` (:mod:`.mcp_why_not`).
 
 The principal of every tool call comes from a bearer token, checked at that call: over
 stdio the token the server was started with (so revoking it ends a running session at its
@@ -24,6 +25,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from glassrag import __version__
 from glassrag.errors import GlassragError, Unauthorized, invalid_fields, needs_extra
+from glassrag.interfaces import mcp_why_not
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
 from glassrag.records import NamedMode, Principal
@@ -32,7 +34,7 @@ from glassrag.store.bearer_tokens import TokenReader, authenticate
 
 log = logging.getLogger("glassrag.interfaces.mcp")
 
-TOOL_NAMES = ("search_knowledge_base", "ask")
+TOOL_NAMES = ("search_knowledge_base", "ask", mcp_why_not.NAME)
 # Who makes a tool call, from the call's HTTP headers (None over stdio); raises
 # Unauthorized for a missing, wrong or revoked token.
 Caller = Callable[[Mapping[str, str] | None], Principal]
@@ -142,7 +144,9 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
         instructions="Search and ask a permission-aware knowledge base. Answers carry "
                      "verified citations (doc_id, source, line_start, line_end, quote).",
         tools=[StrictTool.strict(search_knowledge_base, "search_knowledge_base"),
-               StrictTool.strict(ask, "ask")],
+               StrictTool.strict(ask, "ask"),
+               StrictTool.strict(mcp_why_not.why_not_tool(kb, who, _tool_error),
+                                 mcp_why_not.NAME)],
     )
 
 

@@ -269,6 +269,9 @@ def evaluate_command(
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks per question"),
     limit: int | None = typer.Option(None, help="--qa/--beir: only the first N questions"),
     as_json: bool = JSON_OPTION,
+    as_roles: str | None = typer.Option(
+        None, "--as-roles", help="Cases: ask each once per role set, e.g. "
+        "'public;employee;employee,finance', and print the matrix of statuses"),
 ) -> None:
     """Run behavioural cases (PASS/FAIL, passed: N/M), questions about your documentation
     (QUESTIONS.jsonl [--docs DIR]: answered and cited correctly, false refusals, no_evidence
@@ -280,6 +283,10 @@ def evaluate_command(
     from glassrag.eval.docs_questions import is_question_file
     from glassrag.eval.qa import run_qa
 
+    if as_roles is not None:
+        from glassrag.interfaces.cli.over_time import eval_role_matrix
+
+        return eval_role_matrix(cases, as_roles, as_json)
     with handle_errors(as_json):
         if sum(x is not None for x in (cases, qa, beir)) != 1:
             raise InvalidInput("give one of: a case file, a question file, --qa DIR, "

@@ -108,6 +108,9 @@ def ingest(
             reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items()))
             out.print(f"skipped {sum(report.skipped.values())} files ({reasons})")
         _print_roles_notes(report)
+        if report.stale_answers:
+            out.print(f"past answers whose citations changed: {report.stale_answers} "
+                      "(glassrag traces stale lists them)")
         for path, count in sorted(report.hidden_dropped.items()):
             out.print(f"hidden content dropped: {path}: {count}")
         for failure in report.failed:
@@ -363,6 +366,7 @@ def demo() -> None:
 # The other commands register themselves on `app` when imported; kept in their own
 # modules so each stays readable.
 from glassrag.interfaces.cli import answers as cli_answers  # noqa: E402,F401
+from glassrag.interfaces.cli import over_time as cli_over_time  # noqa: E402,F401
 from glassrag.interfaces.cli import server as cli_server  # noqa: E402,F401
 
 

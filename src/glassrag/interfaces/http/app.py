@@ -37,6 +37,7 @@ from glassrag.errors import (
     PayloadTooLarge,
     invalid_fields,
 )
+from glassrag.interfaces.http import audit_routes, metrics, openai_chat
 from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, guard_policy
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
@@ -380,6 +381,8 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
         """The routes of /openapi.json, rendered by first-party script only."""
         return FileResponse(WEB_DIR / "docs.html", media_type="text/html")
 
+    for routes in (audit_routes, openai_chat, metrics):
+        app.include_router(routes.router(kb, current_principal, admin_principal))
     app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
     app.openapi = _openapi_400(app)  # type: ignore[method-assign]
     return app
