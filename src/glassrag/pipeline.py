@@ -30,9 +30,8 @@ from glassrag.records import (
     Principal,
     Verification,
 )
-from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, fuse_retrievals, run_rewrite
-from glassrag.retrieval.search import Retrieval, check_query, check_top_k, retrieve
+from glassrag.retrieval.search import Retrieval, SearchIndex, check_query, check_top_k, retrieve
 from glassrag.settings import DenseSettings, Settings
 from glassrag.store.database import Store, now
 from glassrag.store.traces import new_trace_id, save
@@ -86,13 +85,13 @@ def validate(question: str, top_k: int) -> str:
     return question
 
 
-def run_retrieval(store: Store, lexical: LexicalIndex, req: AskRequest) -> Retrieval:
+def run_retrieval(store: Store, lexical: SearchIndex, req: AskRequest) -> Retrieval:
     return retrieve(store, lexical, req.question, req.principal, req.top_k, req.mode,
                     list(req.terms) or None, blocked_limit=BLOCKED_LIMIT, dense=req.dense,
                     dense_settings=req.dense_settings, rerank=req.rerank, conceal=req.conceal)
 
 
-def add_rewritten(store: Store, lexical: LexicalIndex, req: AskRequest, found: Retrieval,
+def add_rewritten(store: Store, lexical: SearchIndex, req: AskRequest, found: Retrieval,
                   rewrite: RewriteStage) -> Retrieval:
     """``found`` (the question's retrieval) fused with the rewritten query's.
 
@@ -110,7 +109,7 @@ def add_rewritten(store: Store, lexical: LexicalIndex, req: AskRequest, found: R
     return fuse_retrievals(found, also, req.top_k, BLOCKED_LIMIT)
 
 
-def retrieve_with_rewrite(store: Store, lexical: LexicalIndex, req: AskRequest,
+def retrieve_with_rewrite(store: Store, lexical: SearchIndex, req: AskRequest,
                           rewrite: bool | RewriteHook, llm: LLMAnswerer | None,
                           guard: AbstractContextManager[Any],
                           lap: Callable[[str], None] = lambda stage: None,
@@ -167,7 +166,7 @@ def decide(question: str, found: Retrieval, settings: AnswerSettings,
     return NO_EVIDENCE, None
 
 
-def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest,
+def ask(store: Store, lexical: SearchIndex, settings: Settings, req: AskRequest,
         answer_settings: AnswerSettings, *, log_path: Path | None = None,
         llm: LLMAnswerer | None = None, lock: AbstractContextManager[Any] | None = None,
         rewrite: bool | RewriteHook = False) -> Answer:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 from glassrag.errors import EmptyQuery, InvalidInput
 from glassrag.records import Hit, Principal
@@ -28,12 +28,15 @@ from glassrag.vectors.index import VectorMatch
 
 if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseSide
+    from glassrag.retrieval.qdrant_index import QdrantIndex
 
 MODES = ("bm25", "dense", "hybrid", "overlap", "terms")
 MAX_QUERY_CHARS = 20_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Settings for a single retriever's list, where no fusion applies.
 _SINGLE = DenseSettings()
+# The engine behind bm25, dense and hybrid: ``[index] backend`` embedded or qdrant.
+SearchIndex = Union[LexicalIndex, "QdrantIndex"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def check_query(query: str, field: str = "query") -> str:
 
 def retrieve(
     store: Store,
-    lexical: LexicalIndex,
+    lexical: SearchIndex,
     query: str,
     principal: Principal,
     top_k: int,
@@ -114,6 +117,9 @@ def retrieve(
     if terms:
         terms = [check_text(t, "terms") if isinstance(t, str) else t for t in terms]
         mode = "terms"
+    if not isinstance(lexical, LexicalIndex):
+        return _on_qdrant(store, lexical, query, principal, top_k, mode, terms, blocked_limit,
+                          dense, dense_settings or DenseSettings(), rerank, conceal)
     if mode in ("dense", "hybrid"):
         if dense is None:
             raise InvalidInput(f"mode {mode!r} needs an embedder (--embedder)", field="mode")
@@ -125,6 +131,12 @@ def retrieve(
     if mode == "bm25":
         found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal)
         return _reranked(found, query, rerank, top_k)
+    return _scanned(store, query, principal, top_k, mode, terms, blocked_limit)
+
+
+def _scanned(store: Store, query: str, principal: Principal, top_k: int, mode: str,
+             terms: Sequence[str] | None, blocked_limit: int) -> Retrieval:
+    """The modes that scan the truth and use no index: overlap and terms."""
     if mode == "overlap":
         return _overlap(store, query, principal, top_k, blocked_limit)
     if mode == "terms":
@@ -132,6 +144,24 @@ def retrieve(
             raise InvalidInput("mode 'terms' needs explicit terms (--terms)", field="terms")
         return _terms(store, validate_terms(list(terms)), principal, top_k, blocked_limit)
     raise InvalidInput(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}", field="mode")
+
+
+def _on_qdrant(store: Store, index: QdrantIndex, query: str, principal: Principal, top_k: int,
+               mode: str, terms: Sequence[str] | None, blocked_limit: int,
+               dense: DenseSide | None, dense_settings: DenseSettings, rerank: str,
+               conceal: bool) -> Retrieval:
+    """bm25, dense and hybrid on the Qdrant index (see :mod:`glassrag.retrieval.qdrant_search`)."""
+    from glassrag.retrieval import qdrant_search
+
+    if mode not in ("bm25", "dense", "hybrid"):
+        return _scanned(store, query, principal, top_k, mode, terms, blocked_limit)
+    if mode in ("dense", "hybrid") and dense is None:
+        raise InvalidInput(f"mode {mode!r} needs an embedder (--embedder)", field="mode")
+    found = qdrant_search.retrieve(store, index, query, principal, top_k, mode, blocked_limit,
+                                   dense, dense_settings, conceal)
+    if mode != "bm25" and not rerank:
+        rerank = dense_settings.rerank
+    return _reranked(found, query, rerank, top_k)
 
 
 def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
