@@ -175,7 +175,8 @@ class QdrantIndex:
     def _doubled(self, store: Store) -> bool:
         if self.meta.get("avgdl_scope") != "measured":
             return False
-        return int(store.counts()["chunks"]) >= 2 * max(int(self.meta.get("measured_on", 0)), 1)
+        # Measured on none (an empty knowledge base): the first chunks are measured.
+        return int(store.counts()["chunks"]) >= max(2 * int(self.meta.get("measured_on", 0)), 1)
 
     def _rebuild(self, store: Store) -> int:
         old = self.target()
@@ -273,6 +274,7 @@ class QdrantIndex:
             points = self._points(store, batch, seq)
             if points:
                 self.call("upsert", name, points=points, wait=True)
+                crash_point("qdrant.after_upsert")
             written += len(points)
         return written
 

@@ -216,8 +216,10 @@ def _fused_by_qdrant(scope: _Scope, terms: list[str], vector: list[float], floor
                                score_threshold=floor)
     if scope.index.config.fusion == "rrf":
         weights = [settings.bm25_weight, settings.dense_weight][-len(legs):]
-        fusion: Any = m.RrfQuery(rrf=m.Rrf(k=settings.rrf_k, weights=None if set(weights) == {
-            1.0} else weights))
+        # Qdrant's RRF is 1 / (k + rank - 1) (ranks from 1), glassrag's 1 / (k + rank): one
+        # more k gives the embedded index's fused scores.
+        fusion: Any = m.RrfQuery(rrf=m.Rrf(k=settings.rrf_k + 1, weights=None if set(
+            weights) == {1.0} else weights))
     else:
         fusion = m.FusionQuery(fusion=m.Fusion.DBSF)
     requests = [m.QueryRequest(query=leg.query, using=leg.using, filter=flt, limit=pool,
