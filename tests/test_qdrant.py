@@ -274,3 +274,17 @@ def test_local_mode_in_another_process_is_refused_clearly(qdrant_kb: KnowledgeBa
                              "status"], capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
     assert "in use by another process" in result.stderr
+
+
+def test_a_write_for_an_earlier_change_never_replaces_a_later_one(
+        qdrant_kb: KnowledgeBase, tmp_path: Path) -> None:
+    # Two servers catching up at once: the one that read the log earlier writes last.
+    qdrant_kb.ingest(write_jsonl(tmp_path / "d.jsonl", _records(2)))
+    index = _index(qdrant_kb)
+    name = index.target()
+    assert name is not None
+    later = index.applied_seq
+    index._write_docs(qdrant_kb.store, name, ["open", "hr-0"], later - 1)
+    points = index.call("scroll", name, limit=100, with_payload=["seq", "doc_id"])[0]
+    assert {p.payload["doc_id"]: p.payload["seq"] for p in points} == {
+        "open": later, "hr-0": later, "hr-1": later}

@@ -13,8 +13,10 @@ one step, so searchers (on any server) never see a half-built index; the old col
 dropped after. The collection's metadata records the last change applied (``applied_seq``),
 the average length frozen into the weights and the embedder, so every server sharing the
 collection knows where it stands. Replaying a change is idempotent: a document's current
-chunks are upserted with the change's ``seq`` and its points with another ``seq`` are
-deleted, so a crash anywhere only means some changes are replayed.
+chunks are upserted with the change's ``seq`` and its points of earlier changes deleted, so
+a crash anywhere only means some changes are replayed. The upsert never overwrites a point
+of a later change (Qdrant's conditional update), so servers catching up at once (each under
+its own machine's lock) cannot write an older version over a newer one.
 
 The average length (``avgdl``): the stored weights need it, and re-weighting means
 rewriting every point, so it is measured when the collection is built and re-measured (by a
@@ -133,7 +135,8 @@ class QdrantIndex:
             name = self.target() or self.alias
             self._write_docs(store, name, touched, last)
             crash_point("qdrant.before_commit")
-            self._set_meta(name, applied_seq=last)
+            self.refresh()  # another server may have gone further meanwhile: never go back
+            self._set_meta(name, applied_seq=max(last, self.applied_seq))
             self.written = set(touched)
             return len(touched)
 
@@ -226,6 +229,7 @@ class QdrantIndex:
                   metadata=meta)
         for key in ("roles", "doc_id", "terms"):
             self.call("create_payload_index", name, key, m.PayloadSchemaType.KEYWORD)
+        self.call("create_payload_index", name, "seq", m.PayloadSchemaType.INTEGER)
 
     def _set_meta(self, name: str, **values: Any) -> None:
         self.call("update_collection", name, metadata=values)
@@ -257,23 +261,29 @@ class QdrantIndex:
 
     # -- points ------------------------------------------------------------------------
     def _write_docs(self, store: Store, name: str, doc_ids: list[str], seq: int) -> None:
-        """Upsert the current chunks of ``doc_ids``, then delete their other points."""
+        """Upsert the current chunks of ``doc_ids``, then delete their points written for
+        earlier changes."""
         from qdrant_client import models as m
 
         for start in range(0, len(doc_ids), _DOCS_PER_WRITE):
             part = doc_ids[start:start + _DOCS_PER_WRITE]
             self._write_rows(store, name, store.index_rows(part), seq)
-            stale = m.Filter(must=[m.FieldCondition(key="doc_id", match=m.MatchAny(any=part))],
-                             must_not=[m.FieldCondition(key="seq", match=m.MatchValue(value=seq))])
+            stale = m.Filter(must=[m.FieldCondition(key="doc_id", match=m.MatchAny(any=part)),
+                                   m.FieldCondition(key="seq", range=m.Range(lt=seq))])
             self.call("delete", name, points_selector=m.FilterSelector(filter=stale), wait=True)
 
     def _write_rows(self, store: Store, name: str,
                     rows: Iterator[tuple[int, str, int, str]], seq: int) -> int:
+        from qdrant_client import models as m
+
+        # A point written for a later change is never overwritten by an earlier one, so
+        # servers feeding one collection at once cannot put an old version back.
+        newer_kept = m.Filter(must=[m.FieldCondition(key="seq", range=m.Range(lte=seq))])
         written = 0
         for batch in _batches(rows, self.config.batch_size):
             points = self._points(store, batch, seq)
             if points:
-                self.call("upsert", name, points=points, wait=True)
+                self.call("upsert", name, points=points, update_filter=newer_kept, wait=True)
                 crash_point("qdrant.after_upsert")
             written += len(points)
         return written

@@ -110,8 +110,10 @@ class _Scope:
         if self.roles is None or not terms:
             return 0
         m = self.m
-        flt = m.Filter(must=[m.FieldCondition(key="terms", match=m.MatchAny(any=list(terms)))],
-                       must_not=[self.roles])
+        # The role condition first: local mode checks conditions in order, and the cheap
+        # one rules out every readable chunk before the terms are compared.
+        flt = m.Filter(must=[m.Filter(must_not=[self.roles]),
+                             m.FieldCondition(key="terms", match=m.MatchAny(any=list(terms)))])
         return int(self.index.call("count", self.index.alias, count_filter=flt,
                                    exact=True).count)
 
