@@ -52,7 +52,7 @@ from glassrag.settings import Settings
 from glassrag.store.database import Store
 
 if TYPE_CHECKING:
-    from glassrag.dense.retriever import DenseSide
+    from glassrag.dense.retriever import DenseRetriever
 
 SPARSE = "bm25"
 DENSE = "dense"
@@ -351,9 +351,9 @@ def _batches(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def embed_into(index: QdrantIndex, store: Store, side: DenseSide,
+def embed_into(index: QdrantIndex, store: Store, side: DenseRetriever,
                progress: Progress | None = None) -> EmbedReport:
-    """``DenseSide.embed`` for a Qdrant knowledge base: embed every chunk without a vector
+    """``DenseRetriever.embed`` for a Qdrant knowledge base: embed every chunk without a vector
     (into the truth), then bring the collection up to date. No local vector index is built:
     Qdrant holds the vectors."""
     embedder = side.embedder

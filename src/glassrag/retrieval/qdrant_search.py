@@ -26,20 +26,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from glassrag.dense.embeddings import check_model
-from glassrag.errors import EmptyQuery
-from glassrag.records import Hit, Principal
+from glassrag.records import Fusion, Hit, Mode, Principal
+from glassrag.retrieval.fusion import fuse
 from glassrag.retrieval.qdrant_index import DENSE, SPARSE, QdrantIndex
 from glassrag.retrieval.query_terms import MAX_QUERY_TERMS, rarest
 from glassrag.retrieval.readable_bm25 import by_chunk_order
-from glassrag.retrieval.search import Retrieval
+from glassrag.retrieval.search import Retrieval, _no_terms
 from glassrag.retrieval.sparse_bm25 import query_vector, term_index
 from glassrag.settings import DenseSettings
 from glassrag.store.database import Store
 from glassrag.text.analysis import analyze, unique_terms
 
 if TYPE_CHECKING:
-    from glassrag.dense.retriever import DenseSide
+    from glassrag.dense.retriever import DenseRetriever
 
 Ranked = list[tuple[int, float]]  # (row id, score), best first
 
@@ -136,24 +138,26 @@ def search_terms(scope: _Scope, query: str) -> list[str]:
 
 
 def retrieve(store: Store, index: QdrantIndex, query: str, principal: Principal, top_k: int,
-             mode: str, blocked_limit: int, dense: DenseSide | None,
-             settings: DenseSettings, conceal: bool) -> Retrieval:
-    """``search.retrieve`` for bm25, dense and hybrid (``dense`` given for the latter two)."""
+             mode: Mode, blocked_limit: int, dense: DenseRetriever | None,
+             query_vector: np.ndarray | None, settings: DenseSettings, conceal: bool,
+             field: str = "query") -> Retrieval:
+    """``search.retrieve`` for bm25, dense and hybrid (``dense`` and the query's vector from
+    its ``embed_query`` given for the latter two). Touches the store and Qdrant, never a
+    model: the caller embeds the query first."""
     scope = _Scope(store, index, principal, conceal)
     terms = search_terms(scope, query)
-    if mode == "bm25":
+    if mode == Mode.BM25:
         if not terms:
-            raise EmptyQuery("the query has no searchable terms (only stop words or "
-                             "punctuation)", field="query")
+            raise _no_terms(field)
         lists = {"bm25": scope.ranked(SPARSE, scope.sparse(terms), top_k)}
         blocked_count = scope.count_blocked(terms)
         blocked = scope.query(SPARSE, scope.sparse(terms), scope.unreadable,
                               blocked_limit) if blocked_count else []
-        return _retrieval(store, scope, "bm25", terms, lists, None, blocked_count,
+        return _retrieval(store, scope, Mode.BM25, terms, lists, None, blocked_count,
                           {"bm25": blocked}, top_k, blocked_limit)
-    assert dense is not None
-    vector, floor = _dense_query(store, index, dense, query, settings)
-    if mode == "dense" or vector is None:
+    assert dense is not None and query_vector is not None
+    vector, floor = _dense_query(store, index, dense, query_vector, settings)
+    if mode == Mode.DENSE or vector is None:
         lists = {"dense": scope.ranked(DENSE, vector, top_k, floor, exact=True)
                  if vector is not None else []}
         blocked = (scope.query(DENSE, vector, scope.unreadable, max(blocked_limit, top_k, 1),
@@ -163,16 +167,18 @@ def retrieve(store: Store, index: QdrantIndex, query: str, principal: Principal,
     return _hybrid(store, scope, terms, vector, floor, settings, top_k, blocked_limit)
 
 
-def _dense_query(store: Store, index: QdrantIndex, dense: DenseSide, query: str,
-                 settings: DenseSettings) -> tuple[list[float] | None, float]:
-    """The query's vector (None when the collection holds no dense vectors: nothing has
-    been embedded yet) and the cosine below which a hit is not evidence."""
+def _dense_query(store: Store, index: QdrantIndex, dense: DenseRetriever,
+                 query_vector: np.ndarray, settings: DenseSettings,
+                 ) -> tuple[list[float] | None, float]:
+    """The query's vector as Qdrant takes it (None when the collection holds no dense
+    vectors: nothing has been embedded yet) and the cosine below which a hit is not
+    evidence."""
     embedder = dense.embedder
     check_model(store.db, embedder)
     floor = settings.min_cosine(dense.spec)
     if index.model != embedder.name:
         return None, floor
-    return [float(x) for x in embedder.embed_queries([query])[0]], floor
+    return [float(x) for x in query_vector], floor
 
 
 def _hybrid(store: Store, scope: _Scope, terms: list[str], vector: list[float], floor: float,
@@ -182,8 +188,10 @@ def _hybrid(store: Store, scope: _Scope, terms: list[str], vector: list[float], 
         lists = {"dense": scope.ranked(DENSE, vector, pool, floor, exact=True)}
         if terms:
             lists = {"bm25": scope.ranked(SPARSE, scope.sparse(terms), pool), **lists}
-        fused = _fused_here(lists, settings)
-        method = "rrf" if settings.fusion == "rrf" else "weighted"
+        method: str = Fusion(settings.fusion).value
+        fused = [(f.key, f.score) for f in fuse(
+            lists, method, k=settings.rrf_k,
+            weights={"bm25": settings.bm25_weight, "dense": settings.dense_weight})]
     else:
         lists, fused = _fused_by_qdrant(scope, terms, vector, floor, settings, pool, top_k,
                                         scope.readable)
@@ -199,7 +207,7 @@ def _hybrid(store: Store, scope: _Scope, terms: list[str], vector: list[float], 
         dense_blocked = len(blocked_lists.get("dense", []))
     # As for the embedded index: the larger of the retrievers' counts.
     count = max(scope.count_blocked(terms), dense_blocked)
-    return _retrieval(store, scope, "hybrid", terms, lists, (method, fused), count,
+    return _retrieval(store, scope, Mode.HYBRID, terms, lists, (method, fused), count,
                       {**blocked_lists, method: blocked_fused}, top_k, blocked_limit,
                       blocked_method=method)
 
@@ -233,16 +241,7 @@ def _fused_by_qdrant(scope: _Scope, terms: list[str], vector: list[float], floor
     return dict(zip(legs, ranked[:-1], strict=True)), ranked[-1]
 
 
-def _fused_here(lists: dict[str, Ranked], settings: DenseSettings) -> Ranked:
-    from glassrag.retrieval.fusion import rrf, weighted
-
-    if settings.fusion == "rrf":
-        return rrf({n: [r for r, _ in ranked] for n, ranked in lists.items()}, settings.rrf_k)
-    return weighted({n: dict(ranked) for n, ranked in lists.items()},
-                    {"bm25": settings.bm25_weight, "dense": settings.dense_weight})
-
-
-def _retrieval(store: Store, scope: _Scope, mode: str, terms: list[str],
+def _retrieval(store: Store, scope: _Scope, mode: Mode, terms: list[str],
                lists: dict[str, Ranked], fused: tuple[str, Ranked] | None, blocked_count: int,
                blocked_lists: dict[str, Ranked], top_k: int, blocked_limit: int,
                blocked_method: str | None = None) -> Retrieval:
