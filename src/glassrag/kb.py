@@ -38,7 +38,8 @@ from glassrag.records import (
 )
 from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, preview_rewrite
-from glassrag.retrieval.search import Retrieval, readable_sets
+from glassrag.retrieval.search import Retrieval, SearchIndex, readable_sets
+from glassrag.retrieval.search_index import close_index, open_index
 from glassrag.settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
 from glassrag.store import traces
 from glassrag.store.database import DB_NAME, Store
@@ -69,13 +70,18 @@ class KnowledgeBase:
         self.path = path
         self.store = store
         self.settings = settings
-        self.lexical = LexicalIndex(path / "index" / "lexical")
+        # Tantivy, or Qdrant with [index] backend = "qdrant" (bm25, dense and hybrid).
+        self.lexical: SearchIndex = open_index(path, settings)
         self._dense: dict[str, DenseRetriever] = {}
         # One lock around SQLite + Tantivy (and vector index) use so a server can share one
         # instance. It is never held while a model runs: see _Reading and search.retrieve.
         self.lock = threading.RLock()
         self._reading = _Reading(self)
-        self._repair()
+        try:
+            self._repair()
+        except BaseException:
+            self.close()
+            raise
 
     @classmethod
     def init(cls, path: str | Path | None = None) -> KnowledgeBase:
@@ -112,6 +118,7 @@ class KnowledgeBase:
         return cls(kb_dir, Store(kb_dir / DB_NAME), settings)
 
     def close(self) -> None:
+        close_index(self.lexical)
         self.store.close()
 
     def __enter__(self) -> KnowledgeBase:
@@ -155,7 +162,14 @@ class KnowledgeBase:
                                "[dense] embedder in glassrag.toml", field="embedder")
         with self.lock:
             self._sync()
+            return self._embed(side, progress)
+
+    def _embed(self, side: DenseRetriever, progress: Progress | None = None) -> EmbedReport:
+        if isinstance(self.lexical, LexicalIndex):
             return side.embed(progress)
+        from glassrag.retrieval.qdrant_index import embed_into
+
+        return embed_into(self.lexical, self.store, side, progress)
 
     # -- writes ----------------------------------------------------------------------------
     def ingest(
@@ -205,16 +219,19 @@ class KnowledgeBase:
         with exclusive(self.path / WRITE_LOCK_NAME, on_wait), self.lock:
             since = self.store.last_seq()
             report = run_ingest(self.store, paths, self.settings, rules, options, progress)
-            self.lexical.catch_up(self.store)
+            if isinstance(self.lexical, LexicalIndex):
+                self.lexical.catch_up(self.store)
             side = self.dense(embedder)
             if side is not None:
                 try:
-                    side.embed()
+                    self._embed(side)
                 except GlassragError as exc:
                     report.failed.append(FailedInput(
                         f"embedder {side.spec}",
                         f"{exc.message} (the documents are stored and searchable with bm25; "
                         "run `glassrag embed` to finish embedding)"))
+            # Qdrant is fed after embedding, so each new point is written with its vector.
+            self.lexical.catch_up(self.store)
             after_ingest(self.store, report, since, paths, options, self.settings)
         return report
 
@@ -232,10 +249,23 @@ class KnowledgeBase:
                 raise NotFound(f"no document with doc_id {doc_id!r}", doc_id=doc_id)
             self.lexical.catch_up(self.store)
 
-    def reindex(self) -> int:
-        """Rebuild the lexical index from SQLite; return the number of chunks indexed."""
+    def reindex(self, index: str | None = None, **options: Any) -> int:
+        """Rebuild the search index from SQLite; return the number of chunks indexed.
+
+        ``index`` ("embedded" or "qdrant") moves the knowledge base to that engine, with
+        ``[index]`` ``options`` (url, api_key_env, path, collection): the new index is built
+        from the truth first, and only then is glassrag.toml switched to it.
+        """
         with self.lock:
-            return self.lexical.rebuild(self.store)
+            if index is None and not options:
+                return self.lexical.rebuild(self.store)
+            from glassrag.retrieval.search_index import move_index
+
+            settings, moved, count = move_index(self.path, self.store, self.settings,
+                                                index or self.settings.index.backend, options)
+            close_index(self.lexical)
+            self.settings, self.lexical = settings, moved
+            return count
 
     # -- reads -------------------------------------------------------------------------
     def _request(self, text: str, principal: Principal | None = None, top_k: int | None = None,
@@ -411,7 +441,8 @@ class KnowledgeBase:
             for rank, hit in enumerate(pool.hits, start=1):
                 rows.append({
                     **hit.to_dict(), "rank": rank,
-                    "contributions": self._contributions(pool, hit, readable),
+                    "contributions": self._contributions(pool, hit, readable,
+                                                         req.principal),
                     "selected": rank <= req.top_k,
                     "why": (f"rank {rank} <= top_k {req.top_k}" if rank <= req.top_k
                             else f"rank {rank} > top_k {req.top_k}"),
@@ -425,8 +456,8 @@ class KnowledgeBase:
                                       conceal=req.conceal).blocked_count,
         }
 
-    def _contributions(self, pool: Retrieval, hit: Hit,
-                       readable: set[int] | None) -> dict[str, float]:
+    def _contributions(self, pool: Retrieval, hit: Hit, readable: set[int] | None,
+                       principal: Principal | None = None) -> dict[str, float]:
         if pool.mode == Mode.DENSE:
             return {name: round(v, 6) for name, v in hit.scores.items()}
         if pool.mode in (Mode.BM25, Mode.HYBRID) and hit.matched_terms:
@@ -436,8 +467,14 @@ class KnowledgeBase:
                 "SELECT id FROM chunks WHERE chunk_id = ?", (hit.chunk.chunk_id,)
             ).fetchone()[0]
             terms = list(hit.matched_terms)
-            parts = (self.lexical.explain(terms, rowid) if readable is None
-                     else readable_bm25.explain(self.lexical, terms, rowid, readable))
+            if not isinstance(self.lexical, LexicalIndex):
+                from glassrag.retrieval.qdrant_search import explain
+
+                parts = explain(self.store, self.lexical, terms, rowid,
+                                principal or Principal(), conceal=readable is not None)
+            else:
+                parts = (self.lexical.explain(terms, rowid) if readable is None
+                         else readable_bm25.explain(self.lexical, terms, rowid, readable))
             return {t: round(v, 6) for t, v in parts.items()}
         if pool.mode == Mode.TERMS:
             return {t: 1.0 for t in hit.matched_terms}
@@ -536,7 +573,9 @@ class KnowledgeBase:
             counts["applied_seq"] = self.lexical.applied_seq
             counts["last_seq"] = self.store.last_seq()
             side = self.dense()
-            if side is not None:
+            if not isinstance(self.lexical, LexicalIndex):
+                counts["index"] = self.lexical.describe()  # Qdrant holds the vectors too
+            elif side is not None:
                 counts["dense"] = side.describe()
         counts["path"] = str(self.path)
         return counts

@@ -37,11 +37,11 @@ from glassrag.records import (
     Status,
     Verification,
 )
-from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, fuse_retrievals, run_rewrite
 from glassrag.retrieval.search import (
     MAX_QUERY_CHARS,
     Retrieval,
+    SearchIndex,
     check_query,
     check_top_k,
     retrieve,
@@ -112,7 +112,7 @@ def validate(question: str, top_k: int, field: str = "question") -> str:
     return question
 
 
-def run_retrieval(store: Store, lexical: LexicalIndex, req: Request,
+def run_retrieval(store: Store, lexical: SearchIndex, req: Request,
                   guard: Guard | None = None) -> Retrieval:
     """Retrieve for ``req``; ``guard`` is held around store and index access only (see
     :func:`glassrag.retrieval.search.retrieve`)."""
@@ -122,7 +122,7 @@ def run_retrieval(store: Store, lexical: LexicalIndex, req: Request,
                     guard=guard, field=req.field)
 
 
-def add_rewritten(store: Store, lexical: LexicalIndex, req: Request, found: Retrieval,
+def add_rewritten(store: Store, lexical: SearchIndex, req: Request, found: Retrieval,
                   rewrite: RewriteStage, guard: Guard | None = None) -> Retrieval:
     """``found`` (the question's retrieval) fused with the rewritten query's.
 
@@ -141,7 +141,7 @@ def add_rewritten(store: Store, lexical: LexicalIndex, req: Request, found: Retr
     return fuse_retrievals(found, rewritten, req.top_k, req.blocked_limit)
 
 
-def retrieve_with_rewrite(store: Store, lexical: LexicalIndex, req: Request,
+def retrieve_with_rewrite(store: Store, lexical: SearchIndex, req: Request,
                           rewrite: bool | RewriteHook, llm: LLMAnswerer | None,
                           guard: Guard | None = None,
                           lap: Callable[[str], None] = lambda stage: None,
@@ -210,7 +210,7 @@ def decide_or_defer(req: Request, found: Retrieval, settings: AnswerSettings,
     return Status(status), draft
 
 
-def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: Request,
+def ask(store: Store, lexical: SearchIndex, settings: Settings, req: Request,
         answer_settings: AnswerSettings, *, log_path: Path | None = None,
         llm: LLMAnswerer | None = None, lock: Guard | None = None,
         rewrite: bool | RewriteHook = False) -> Answer:

@@ -12,6 +12,9 @@ InvalidInput naming the field.
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import sys
 from contextvars import ContextVar
 from pathlib import Path
@@ -43,7 +46,8 @@ Chunker = Literal["docs", "structure", "sentences", "punctuation", "window"]
 MAX_TOP_K = 1000
 
 
-def _problems(exc: ValidationError) -> str:
+def validation_problems(exc: ValidationError) -> str:
+    """A pydantic error as one line: "field.path: message; ..."."""
     return "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
                      for err in exc.errors())
 
@@ -83,7 +87,7 @@ class _CheckedSection(_Section):
             super().__init__(**data)
         except ValidationError as exc:
             fields = [str(err["loc"][0]) for err in exc.errors() if err["loc"]]
-            raise InvalidInput(f"invalid {type(self).__name__}: {_problems(exc)}",
+            raise InvalidInput(f"invalid {type(self).__name__}: {validation_problems(exc)}",
                                field=fields[0] if fields else "settings") from exc
         finally:
             _validating.reset(token)
@@ -224,6 +228,41 @@ class LLMSettings(_CheckedSection):
         return LLMSettings(**{**self.model_dump(), "profile": profile or self.profile_name})
 
 
+class IndexSettings(_Section):
+    """The ``[index]`` section: which engine serves bm25, dense and hybrid retrieval.
+
+    ``embedded`` is Tantivy plus the local vector index under ``index/``. ``qdrant`` keeps
+    sparse (BM25) and dense vectors in a Qdrant collection: a server or cluster at ``url``
+    (its API key read from the variable named by ``api_key_env``), else qdrant-client's
+    in-process local mode in ``path`` (relative to the knowledge base).
+    """
+
+    backend: Literal["embedded", "qdrant"] = "embedded"
+    url: str = ""
+    api_key_env: str = ""
+    path: str = "index/qdrant"
+    collection: str = Field(default="glassrag", pattern=r"^[A-Za-z0-9_-]{1,200}$")
+    timeout: float = Field(default=30.0, gt=0)
+    shard_number: int = Field(default=1, ge=1, le=1000)
+    replication_factor: int = Field(default=1, ge=1, le=100)
+    write_consistency_factor: int = Field(default=1, ge=1, le=100)
+    on_disk_vectors: bool = False
+    on_disk_payload: bool = True
+    quantization: Literal["none", "scalar", "binary"] = "none"
+    fusion: Literal["dbsf", "rrf"] = "dbsf"
+    # BM25's average chunk length, frozen into the stored term weights: "auto" measures it
+    # (see glassrag.retrieval.qdrant_index), a number fixes it.
+    avgdl: float | Literal["auto"] = "auto"
+    batch_size: int = Field(default=256, ge=1, le=10_000)
+
+    @field_validator("avgdl")
+    @classmethod
+    def _positive(cls, value: float | str) -> float | str:
+        if not isinstance(value, str) and value <= 0:
+            raise ValueError('avgdl must be a positive number of tokens or "auto"')
+        return value
+
+
 class ServerSettings(_Section):
     """The ``[server]`` section: ``glassrag serve`` and ``glassrag mcp``."""
 
@@ -255,6 +294,7 @@ class Settings(_Section):
     dense: DenseSettings = Field(default_factory=DenseSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
 
     def conceals_from(self, principal: Principal) -> bool:
         """Under the ``conceal`` policy, blocked evidence is hidden from non-admins."""
@@ -284,8 +324,47 @@ def load_settings(kb_dir: Path) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise InvalidInput(f"{path}: invalid settings: {_problems(exc)}",
+        raise InvalidInput(f"{path}: invalid settings: {validation_problems(exc)}",
                            path=str(path)) from exc
+
+
+def write_index_settings(kb_dir: Path, values: dict[str, Any]) -> Settings:
+    """Set keys of ``[index]`` in ``kb_dir``'s glassrag.toml, keeping every other line (and
+    comment) as it is; return the settings the file now holds.
+
+    The new text is validated before it replaces the file (atomically), so a bad value
+    raises InvalidInput and leaves the file untouched.
+    """
+    path = kb_dir / CONFIG_NAME
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    start = next((i for i, line in enumerate(lines) if line.strip() == "[index]"), None)
+    if start is None:
+        lines += ["\n", "[index]\n"]
+        start = len(lines) - 1
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")),
+               len(lines))
+    for key, value in values.items():
+        line = f"{key} = {json.dumps(value)}\n"  # JSON scalars are TOML scalars
+        found = next((i for i in range(start + 1, end)
+                      if re.match(rf"\s*{re.escape(key)}\s*=", lines[i])), None)
+        if found is None:
+            lines.insert(start + 1, line)
+            end += 1
+        else:
+            lines[found] = line
+    new = "".join(lines)
+    try:
+        settings = Settings.model_validate(tomllib.loads(new))
+    except ValidationError as exc:
+        raise InvalidInput(f"{path}: invalid [index] settings: {validation_problems(exc)}",
+                           path=str(path)) from None
+    tmp = path.with_name(f".{CONFIG_NAME}.{os.getpid()}.tmp")
+    tmp.write_text(new, encoding="utf-8")
+    os.replace(tmp, path)
+    return settings
 
 
 DEFAULT_CONFIG = """\
@@ -477,4 +556,44 @@ max_connections = 200
 # chunk ids unless capture_blocked_ids is true.
 capture_text = false
 capture_blocked_ids = false
+
+[index]
+# The engine behind bm25, dense and hybrid search. "embedded": Tantivy and the local vector
+# index under index/ (nothing to run). "qdrant": a Qdrant collection holds each chunk's
+# sparse BM25 vector (glassrag's own analyzer terms) and its dense vector, the role filter
+# runs inside every Qdrant query, and hybrid is fused by Qdrant. Like the embedded index it
+# is derived from the change log and rebuilt by `glassrag reindex`; an existing knowledge
+# base moves with `glassrag reindex --index qdrant` (docs/scale-out.md).
+backend = "embedded"
+# A Qdrant server or cluster, e.g. "http://qdrant:6333". Empty: qdrant-client's local mode,
+# in-process, in `path` (relative to this directory; one process at a time).
+url = ""
+# The NAME of the environment variable holding the cluster's API key (never the key).
+api_key_env = ""
+path = "index/qdrant"
+# The collection glassrag searches (an alias; `reindex` builds a new collection and
+# switches the alias to it). Knowledge bases sharing a server need different names.
+collection = "glassrag"
+timeout = 30.0
+# Collection settings, applied when the collection is (re)built by `glassrag reindex`.
+shard_number = 1
+replication_factor = 1
+write_consistency_factor = 1
+# Keep dense vectors (and payloads) on disk, memory-mapped, instead of in RAM.
+on_disk_vectors = false
+on_disk_payload = true
+# Dense vector quantization: "none", "scalar" (int8, 4x smaller) or "binary" (32x); the
+# originals are kept and used to rescore.
+quantization = "none"
+# Hybrid fusion, done by Qdrant: "dbsf" (distribution-based score fusion, the nearest to
+# the embedded "weighted") or "rrf" (reciprocal rank fusion with [dense] rrf_k and the
+# bm25/dense weights).
+fusion = "dbsf"
+# BM25's average chunk length in tokens, frozen into the stored term weights. "auto": under
+# "disclose" the knowledge base's own average, measured when the collection is built and
+# again whenever the number of chunks has doubled since; under "conceal" a fixed length, so
+# that hidden chunks cannot move a visible chunk's score. A number fixes it.
+avgdl = "auto"
+# Points per upsert request.
+batch_size = 256
 """

@@ -34,8 +34,13 @@ def query_terms(query: str, store: Store, lexical: LexicalIndex,
     terms = unique_terms(analyze(query))
     if len(terms) <= MAX_QUERY_TERMS:
         return terms
-    counts = doc_freqs(lexical, terms, readable, set(store.rolesets()))
-    # Unknown terms go last; among the rest the rarest first, ties in query order.
+    return rarest(terms, doc_freqs(lexical, terms, readable, set(store.rolesets())))
+
+
+def rarest(terms: list[str], counts: list[int]) -> list[str]:
+    """The :data:`MAX_QUERY_TERMS` of ``terms`` found in the fewest chunks (``counts``), in
+    query order. Unknown terms go last; among the rest the rarest first, ties in query order.
+    """
     ranked = sorted(range(len(terms)), key=lambda i: (counts[i] == 0, counts[i], i))
     keep = set(ranked[:MAX_QUERY_TERMS])
     return [term for i, term in enumerate(terms) if i in keep]

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Union
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from glassrag.text.analysis import unique_terms
 
 if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseRetriever
+    from glassrag.retrieval.qdrant_index import QdrantIndex
     from glassrag.vectors.index import VectorMatch
 
 # The one limit on the length of a query or question, on every surface.
@@ -38,6 +39,8 @@ MAX_QUERY_CHARS = 20_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Settings for a single retriever's list, where no fusion applies.
 _SINGLE = DenseSettings()
+# The engine behind bm25, dense and hybrid: ``[index] backend`` embedded or qdrant.
+SearchIndex = Union[LexicalIndex, "QdrantIndex"]
 
 
 @dataclass(frozen=True)
@@ -93,9 +96,18 @@ def check_query(query: str, field: str = "query") -> str:
     return check_text(query, field).strip()
 
 
+def _needs_embedder(mode: str) -> InvalidInput:
+    """The error for a dense mode on a knowledge base without an embedder; it names the
+    setting and the command, which every caller can act on (not a CLI flag)."""
+    return InvalidInput(
+        f"mode {mode!r} needs an embedder, and this knowledge base has none: set [dense] "
+        "embedder in glassrag.toml or embed it (`glassrag embed --embedder SPEC`)",
+        field="mode")
+
+
 def retrieve(
     store: Store,
-    lexical: LexicalIndex,
+    lexical: SearchIndex,
     query: str,
     principal: Principal,
     top_k: int,
@@ -128,12 +140,13 @@ def retrieve(
     if terms:
         terms = [check_text(t, "terms") if isinstance(t, str) else t for t in terms]
         mode = Mode.TERMS
+    if not isinstance(lexical, LexicalIndex):
+        return _on_qdrant(store, lexical, query, principal, top_k, mode, terms, blocked_limit,
+                          dense, dense_settings or DenseSettings(), rerank, conceal, field,
+                          guard)
     if mode in DENSE_MODES:
         if dense is None:
-            raise InvalidInput(
-                f"mode {mode!r} needs an embedder, and this knowledge base has none: set "
-                "[dense] embedder in glassrag.toml or embed it (`glassrag embed --embedder "
-                "SPEC`)", field="mode")
+            raise _needs_embedder(mode)
         vector = dense.embed_query(query)
         with guard:
             found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
@@ -146,6 +159,13 @@ def retrieve(
             found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
                           field)
         return _reranked(found, query, rerank, top_k)
+    return _scanned(store, query, principal, top_k, mode, terms, blocked_limit, field, guard)
+
+
+def _scanned(store: Store, query: str, principal: Principal, top_k: int, mode: str,
+             terms: Sequence[str] | None, blocked_limit: int, field: str,
+             guard: AbstractContextManager[object]) -> Retrieval:
+    """The modes that scan the truth and use no index: overlap and terms."""
     if mode == Mode.OVERLAP:
         with guard:
             return _overlap(store, query, principal, top_k, blocked_limit, field)
@@ -156,6 +176,32 @@ def retrieve(
         with guard:
             return _terms(store, checked, principal, top_k, blocked_limit)
     raise InvalidInput(f"unknown mode {mode!r}; choose one of {', '.join(Mode)}", field="mode")
+
+
+def _on_qdrant(store: Store, index: QdrantIndex, query: str, principal: Principal, top_k: int,
+               mode: str, terms: Sequence[str] | None, blocked_limit: int,
+               dense: DenseRetriever | None, dense_settings: DenseSettings, rerank: str,
+               conceal: bool, field: str, guard: AbstractContextManager[object]) -> Retrieval:
+    """bm25, dense and hybrid on the Qdrant index (see :mod:`glassrag.retrieval.qdrant_search`),
+    with ``guard`` held as for the embedded index: not while the query is embedded or the
+    hits reranked."""
+    from glassrag.retrieval import qdrant_search
+
+    if mode not in (Mode.BM25, *DENSE_MODES):
+        return _scanned(store, query, principal, top_k, mode, terms, blocked_limit, field,
+                        guard)
+    vector = None
+    if mode in DENSE_MODES:
+        if dense is None:
+            raise _needs_embedder(mode)
+        vector = dense.embed_query(query)
+    with guard:
+        found = qdrant_search.retrieve(store, index, query, principal, top_k, Mode(mode),
+                                       blocked_limit, dense, vector, dense_settings, conceal,
+                                       field)
+    if mode != Mode.BM25 and not rerank:
+        rerank = dense_settings.rerank
+    return _reranked(found, query, rerank, top_k)
 
 
 def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,

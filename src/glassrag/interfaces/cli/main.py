@@ -214,13 +214,26 @@ def embed(
 
 
 @app.command()
-def reindex() -> None:
-    """Rebuild the lexical index from SQLite."""
+def reindex(
+    index: str | None = typer.Option(
+        None, "--index", help="Move to this search index: embedded | qdrant (docs/scale-out.md)"),
+    url: str | None = typer.Option(None, "--url", help="Qdrant server or cluster URL"),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="The variable holding the Qdrant API key"),
+    path: str | None = typer.Option(None, "--path", help="Qdrant local-mode directory"),
+    collection: str | None = typer.Option(None, "--collection", help="Qdrant collection"),
+) -> None:
+    """Rebuild the search index from SQLite; --index moves the knowledge base to another."""
+    options = {k: v for k, v in (("url", url), ("api_key_env", api_key_env), ("path", path),
+                                 ("collection", collection)) if v is not None}
     with handle_errors(False):
         kb = open_kb()
-        count = kb.reindex()
-        kb.close()
-    out.print(f"reindexed {count} chunks")
+        try:
+            count = kb.reindex(index, **options)
+            backend = kb.settings.index.backend
+        finally:
+            kb.close()
+    out.print(f"reindexed {count} chunks ({backend} index)")
 
 
 @app.command()
