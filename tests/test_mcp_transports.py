@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -195,4 +196,10 @@ def test_http_session_ends_when_its_token_is_revoked(kb_dir: Path, http_mcp: Htt
     # The next request is refused with 401 before it reaches the tool: the client gets an
     # error (the SDK's client reports "Server returned an error response"), never hits.
     assert isinstance(after, MCPError), after
+    # The server's log is read by a background thread: wait for the line (a liveness
+    # bound, not a timing check).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(
+            [line for line in http_mcp.log if '"POST /mcp HTTP/1.1" 401' in line]) <= refused:
+        time.sleep(0.05)
     assert len([line for line in http_mcp.log if '"POST /mcp HTTP/1.1" 401' in line]) > refused
