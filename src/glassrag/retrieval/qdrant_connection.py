@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from glassrag.errors import GlassragError, InvalidInput, MissingExtra
+from glassrag.errors import GlassragError, InvalidInput, needs_extra
 from glassrag.settings import IndexSettings
 
 T = TypeVar("T")
@@ -66,10 +66,8 @@ _LOCAL_LOCK = threading.Lock()
 
 def connect(settings: IndexSettings, kb_dir: Path) -> Connection:
     """A connection for ``[index]`` (``url`` set: that server; else local mode at ``path``)."""
-    try:
+    with needs_extra("qdrant", "qdrant-client"):
         from qdrant_client import QdrantClient
-    except ImportError as exc:
-        raise MissingExtra("qdrant-client", "qdrant") from exc
     if settings.url:
         return Connection(QdrantClient(url=settings.url, api_key=_api_key(settings),
                                        timeout=int(settings.timeout)), settings.url, local=False)

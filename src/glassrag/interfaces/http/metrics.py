@@ -22,7 +22,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
 from glassrag import observe
-from glassrag.errors import MissingExtra
+from glassrag.errors import needs_extra
 from glassrag.kb import KnowledgeBase
 from glassrag.records import STATUSES
 from glassrag.store.database import Store
@@ -114,8 +114,10 @@ def router(kb: KnowledgeBase, who: Callable[..., Any], admin: Callable[..., Any]
     @routes.get("/metrics", response_class=Response)
     def metrics(_: Annotated[Any, Depends(admin)]) -> Response:
         """Prometheus text format (admin token)."""
-        if recorder is None:
-            raise MissingExtra("prometheus-client", "server")
+        if recorder is None:  # the import fails again here, as the error naming the extra
+            with needs_extra("server", "prometheus-client"):
+                import prometheus_client  # noqa: F401
+            raise RuntimeError("prometheus_client imports now but did not at start-up")
         body, content_type = recorder.exposition()
         return Response(body, media_type=content_type)
 
