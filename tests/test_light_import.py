@@ -77,3 +77,9 @@ def test_knowledge_base_is_an_attribute_of_the_package() -> None:
     assert "KnowledgeBase" in dir(glassrag) and "KnowledgeBase" in glassrag.__all__
     with pytest.raises(AttributeError, match="no attribute 'Knowledgebase'"):
         glassrag.Knowledgebase  # noqa: B018
+
+
+def test_the_command_line_loads_no_engine_before_a_command_opens_a_knowledge_base() -> None:
+    loaded = _loaded("from glassrag.interfaces.cli.main import app")
+    assert _of(loaded, "glassrag.kb", "glassrag.pipeline", "glassrag.retrieval",
+               "glassrag.store", "glassrag.parsers", "glassrag.dense") == []

@@ -40,7 +40,14 @@ from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, preview_rewrite
 from glassrag.retrieval.search import Retrieval, SearchIndex, readable_sets
 from glassrag.retrieval.search_index import close_index, open_index
-from glassrag.settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
+from glassrag.settings import (  # noqa: F401  (resolve_kb_path, DEFAULT_KB_DIR: re-exported)
+    CONFIG_NAME,
+    DEFAULT_CONFIG,
+    DEFAULT_KB_DIR,
+    Settings,
+    load_settings,
+    resolve_kb_path,
+)
 from glassrag.store import traces
 from glassrag.store.database import DB_NAME, Store
 from glassrag.store.version_access import may_read_version
@@ -52,15 +59,6 @@ if TYPE_CHECKING:  # imported where used: opening a knowledge base loads no pars
     from glassrag.eval.docs_judge import DocsEvalReport
     from glassrag.ingest.run import Progress
     from glassrag.llm.client import LLMAnswerer
-
-DEFAULT_KB_DIR = ".glassrag"
-
-
-def resolve_kb_path(path: str | Path | None = None) -> Path:
-    """``path`` if given, else ``$GLASSRAG_KB``, else ``./.glassrag``."""
-    if path is not None:
-        return Path(path)
-    return Path(os.environ.get("GLASSRAG_KB") or DEFAULT_KB_DIR)
 
 
 class KnowledgeBase:

@@ -35,6 +35,14 @@ else:  # pragma: no cover - typing_extensions comes with pydantic
     from typing_extensions import Self
 
 CONFIG_NAME = "glassrag.toml"
+DEFAULT_KB_DIR = ".glassrag"
+
+
+def resolve_kb_path(path: str | Path | None = None) -> Path:
+    """``path`` if given, else ``$GLASSRAG_KB``, else ``./.glassrag``."""
+    if path is not None:
+        return Path(path)
+    return Path(os.environ.get("GLASSRAG_KB") or DEFAULT_KB_DIR)
 
 # The docs chunker's size, chosen by measurement on real documentation (docs/formats.md).
 DOCS_MAX_CHARS = 1000

@@ -224,9 +224,8 @@ def llm_check(
     all_modes: bool = typer.Option(False, "--all", help="Try every structured-output mode"),
 ) -> None:
     """Send one tiny request and report what the endpoint supports."""
-    from glassrag.kb import resolve_kb_path
     from glassrag.llm.client import check
-    from glassrag.settings import Settings, load_settings
+    from glassrag.settings import Settings, load_settings, resolve_kb_path
 
     with handle_errors(True):
         kb_dir = resolve_kb_path(state.kb_path)

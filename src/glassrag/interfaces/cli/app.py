@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -22,8 +22,11 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from glassrag.errors import GlassragError, InvalidInput, NotFound
-from glassrag.kb import KnowledgeBase, resolve_kb_path
 from glassrag.records import Mode, Principal, to_json
+from glassrag.settings import resolve_kb_path
+
+if TYPE_CHECKING:  # the engine loads when a command opens a knowledge base, not for --help
+    from glassrag.kb import KnowledgeBase
 
 # Exit codes: 0 ok, 1 something failed (e.g. a file in an ingest), 2 bad input,
 # 3 not found (knowledge base, document, trace).
@@ -210,6 +213,8 @@ def handle_errors(as_json: bool) -> Iterator[None]:
 
 
 def open_kb(create: bool = False) -> KnowledgeBase:
+    from glassrag.kb import KnowledgeBase
+
     return KnowledgeBase.open(resolve_kb_path(state.kb_path), create=create)
 
 

@@ -32,15 +32,16 @@ from glassrag.interfaces.cli.app import (
     split_roles,
     state,
 )
-from glassrag.kb import KnowledgeBase, resolve_kb_path
 from glassrag.records import to_json
-from glassrag.settings import MAX_TOP_K
+from glassrag.settings import MAX_TOP_K, resolve_kb_path
 
 
 @app.command()
 def init() -> None:
     """Create a knowledge base with a settings file that spells out every default."""
     with handle_errors(False):
+        from glassrag.kb import KnowledgeBase
+
         kb = KnowledgeBase.init(resolve_kb_path(state.kb_path))
         out.print(f"knowledge base ready at {kb.path} (settings: {kb.path / 'glassrag.toml'})")
         kb.close()

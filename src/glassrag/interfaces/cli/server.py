@@ -18,7 +18,7 @@ from glassrag.interfaces.cli.app import (
     state,
     tokens_app,
 )
-from glassrag.kb import resolve_kb_path
+from glassrag.settings import resolve_kb_path
 
 
 @tokens_app.command("create")
