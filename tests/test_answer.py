@@ -145,7 +145,8 @@ def test_ties_go_to_the_higher_ranked_hit_then_the_earlier_sentence() -> None:
 
 
 def test_a_second_sentence_is_added_only_for_new_question_terms() -> None:
-    hit = make_hit("fees#1", "Checked bags cost 30 euros. Seats cost 12 euros. "
+    # Three paragraphs, so no two sentences make one quote.
+    hit = make_hit("fees#1", "Checked bags cost 30 euros.\n\nSeats cost 12 euros.\n\n"
                    "Bags over 23 kilos are refused.")
     draft = extractive_answer("What do bags and seats cost?", [hit])
     # "seat" is rarer in the evidence than "bag", so the seats sentence leads; the bags
@@ -159,8 +160,8 @@ def test_a_second_sentence_is_added_only_for_new_question_terms() -> None:
 
 
 def test_a_sentence_repeated_by_overlapping_chunks_is_quoted_once() -> None:
-    hits = [make_hit("w#1", "Seats cost 12 euros. Bags cost 30 euros."),
-            make_hit("w#2", "Bags cost 30 euros. Meals are free.")]
+    hits = [make_hit("w#1", "Seats cost 12 euros.\n\nBags cost 30 euros."),
+            make_hit("w#2", "Bags cost 30 euros.\n\nMeals are free.")]
     draft = extractive_answer("What do bags and seats cost?", hits, AnswerSettings(max_sentences=3))
     assert [c.quote for c in draft.citations] == ["Seats cost 12 euros.", "Bags cost 30 euros."]
     assert [c.chunk_id for c in draft.citations] == ["w#1", "w#1"]
@@ -212,7 +213,7 @@ def test_only_the_first_max_hits_are_read() -> None:
 
 
 def test_caller_term_weights_replace_the_evidence_idf() -> None:
-    hits = [make_hit("a#1", "Bags cost money. Seats cost money.")]
+    hits = [make_hit("a#1", "Bags cost money.\n\nSeats cost money.")]
     bags = extractive_answer("bags seats", hits, AnswerSettings(max_sentences=1))
     assert bags.citations[0].quote == "Bags cost money."  # equal weight: the first one
     seats = extractive_answer("bags seats", hits, AnswerSettings(max_sentences=1),
