@@ -218,6 +218,10 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     near = sum(weights[t] for t in terms
                if t not in unit.terms and t not in heading and t in context)
     share = (found + HEADING_CREDIT * titled + CONTEXT_CREDIT * near) / total
+    if sum(t in unit.terms or t in heading for t in terms) < min(2, len(terms)):
+        # One shared word is no evidence for a question of several ("the capital of
+        # France" against a page that happens to say "France").
+        share = 0.0
     preference = share * (CODE_FACTOR if unit.code else 1.0)
     if valued:
         preference += LITERAL_BONUS

@@ -11,6 +11,7 @@ row ids, which hidden documents shift.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,11 +20,11 @@ from typing import TYPE_CHECKING
 from glassrag.errors import EmptyQuery, InvalidInput
 from glassrag.records import Hit, Principal
 from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
-from glassrag.retrieval.query_terms import query_terms
+from glassrag.retrieval.query_terms import doc_freqs, query_terms
 from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_score, validate_terms
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
-from glassrag.text.analysis import unique_terms
+from glassrag.text.analysis import name_terms, unique_terms
 from glassrag.vectors.index import VectorMatch
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ class Retrieval:
     hits: list[Hit]
     blocked_count: int
     blocked: list[Hit] = field(default_factory=list)
+    #: Names in the query (identifiers, Latin words in CJK text: see
+    #: :func:`~glassrag.text.analysis.name_terms`) that no chunk the principal may read holds.
+    unknown_names: tuple[str, ...] = ()
 
 
 def check_text(value: str, field: str) -> str:
@@ -120,11 +124,13 @@ def retrieve(
         found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
                         principal, top_k, blocked_limit, only_dense=mode == "dense",
                         conceal=conceal)
-        return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
-                                                  else ""), top_k)
+        found = _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
+                                                   else ""), top_k)
+        return _with_unknown_names(found, store, lexical, query, principal)
     if mode == "bm25":
         found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal)
-        return _reranked(found, query, rerank, top_k)
+        found = _reranked(found, query, rerank, top_k)
+        return _with_unknown_names(found, store, lexical, query, principal)
     if mode == "overlap":
         return _overlap(store, query, principal, top_k, blocked_limit)
     if mode == "terms":
@@ -159,6 +165,20 @@ def _lexical(store: Store, lexical: LexicalIndex, terms: list[str], readable: se
 
         return readable_bm25.search(store, lexical, terms, readable, limit, blocked_limit)
     return lexical.search(terms, readable, limit, blocked_limit)
+
+
+def _with_unknown_names(found: Retrieval, store: Store, lexical: LexicalIndex, query: str,
+                        principal: Principal) -> Retrieval:
+    """``found`` with the query's names that no readable chunk holds (counted among the
+    chunks ``principal`` may read, so hidden documents never decide it)."""
+    names = name_terms(query)
+    if not names:
+        return found
+    tokens = list(dict.fromkeys(t for name in names for t in name))
+    counts = dict(zip(tokens, doc_freqs(lexical, tokens, readable_sets(store, principal),
+                                        set(store.rolesets())), strict=True))
+    unknown = tuple(name[0] for name in names if not any(counts[t] for t in name))
+    return dataclasses.replace(found, unknown_names=unknown) if unknown else found
 
 
 def readable_sets(store: Store, principal: Principal) -> set[int] | None:
