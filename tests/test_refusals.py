@@ -77,3 +77,42 @@ def test_unknown_names_are_counted_among_readable_chunks(docs_kb: KnowledgeBase)
     assert retrieve(store, lexical, "如何用 Kubernetes 部署？", ops, 5).unknown_names == ()
     assert retrieve(store, lexical, "如何用 Kubernetes 部署？", PUBLIC, 5).unknown_names == (
         "kubernet",)
+
+
+def test_dense_margin_is_the_best_cosine_over_the_candidates_median() -> None:
+    from glassrag.retrieval.search import Retrieval, dense_margin
+    from glassrag.vectors.index import VectorMatch
+
+    assert dense_margin([VectorMatch(1, 0.93), VectorMatch(2, 0.90), VectorMatch(3, 0.88)]) \
+        == pytest.approx(0.03)
+    assert dense_margin([VectorMatch(1, 0.9)]) is None
+    flat = Retrieval("hybrid", ("x",), [], 0, dense_margin=0.01, dense_min_margin=0.02)
+    assert not flat.dense_stands_out
+    assert Retrieval("hybrid", ("x",), [], 0, dense_margin=0.03,
+                     dense_min_margin=0.02).dense_stands_out
+    assert Retrieval("bm25", ("x",), [], 0).dense_stands_out  # no dense side: no margin
+
+
+def test_min_margin_auto_is_per_embedder_kind_and_validated() -> None:
+    from pydantic import ValidationError
+
+    from glassrag.settings import DenseSettings
+
+    assert DenseSettings().margin("e5:multilingual-e5-small") == 0.02
+    assert DenseSettings().margin("st:all-MiniLM-L6-v2") == 0.0
+    assert DenseSettings(min_margin=0.05).margin("e5:x") == 0.05
+    with pytest.raises(ValidationError):
+        DenseSettings(min_margin=-0.1)
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+def test_dense_evidence_that_does_not_stand_out_is_no_evidence(docs_kb: KnowledgeBase,
+                                                               mode: str) -> None:
+    question = "How long do parcels to Canada take?"
+    everyone = Principal("o", roles=["ops"])  # reads every page: nothing is blocked
+    assert docs_kb.ask(question, mode=mode, principal=everyone).status == "answered"
+    # A margin no candidate list reaches: every hit is as close as the others.
+    docs_kb.settings.dense = docs_kb.settings.dense.model_copy(
+        update={"min_margin": 2.0, "min_score": -1.0})
+    assert docs_kb.ask(question, mode=mode, principal=everyone).status == "no_evidence"
+    assert docs_kb.ask(question, mode="bm25", principal=everyone).status == "answered"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -53,6 +54,17 @@ class Retrieval:
     #: Names in the query (identifiers, Latin words in CJK text: see
     #: :func:`~glassrag.text.analysis.name_terms`) that no chunk the principal may read holds.
     unknown_names: tuple[str, ...] = ()
+    #: Dense and hybrid: how far the best permitted dense cosine stands above the median of
+    #: the query's permitted dense candidates, and the margin it needs (``[dense]
+    #: min_margin``) for dense evidence to count; None in the other modes.
+    dense_margin: float | None = None
+    dense_min_margin: float | None = None
+
+    @property
+    def dense_stands_out(self) -> bool:
+        """Whether the dense evidence reaches its margin (always, outside dense modes)."""
+        return (self.dense_margin is None or self.dense_min_margin is None
+                or self.dense_margin >= self.dense_min_margin)
 
 
 def check_text(value: str, field: str) -> str:
@@ -196,22 +208,38 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: Den
     Fusion works on row ids and scores; only the fused top-k (and the few blocked
     candidates the status needs) are loaded from SQLite.
     """
-    pool = top_k if only_dense else max(top_k, settings.candidates)
+    # Dense mode reads as many candidates as hybrid too: they are the baseline its margin is
+    # measured against (only the best top_k become hits).
+    pool = max(top_k, settings.candidates)
     readable = readable_sets(store, principal)
     terms = query_terms(query, store, lexical, readable)
     dense_found = dense.search(query, readable, pool, blocked_limit,
                                settings.min_cosine(dense.spec), exact=conceal)
     if conceal:
         dense_found = (_by_chunk_order(store, dense_found[0]), *dense_found[1:])
+    margin, needed = dense_margin(dense_found[0]), settings.margin(dense.spec)
     if only_dense:
-        return _hydrated(store, principal, "dense", terms, {"dense": dense_found}, settings,
-                         top_k, blocked_limit)
-    empty: tuple[list[LexicalMatch], int, list[LexicalMatch]] = ([], 0, [])
-    lexical_found = (_lexical(store, lexical, terms, readable, pool, blocked_limit, conceal)
-                     if terms else empty)
-    return _hydrated(store, principal, "hybrid", terms,
-                     {"bm25": lexical_found, "dense": dense_found}, settings, top_k,
-                     blocked_limit)
+        found = _hydrated(store, principal, "dense", terms, {"dense": dense_found}, settings,
+                          top_k, blocked_limit)
+    else:
+        empty: tuple[list[LexicalMatch], int, list[LexicalMatch]] = ([], 0, [])
+        lexical_found = (_lexical(store, lexical, terms, readable, pool, blocked_limit, conceal)
+                         if terms else empty)
+        found = _hydrated(store, principal, "hybrid", terms,
+                          {"bm25": lexical_found, "dense": dense_found}, settings, top_k,
+                          blocked_limit)
+    return dataclasses.replace(found, dense_margin=margin, dense_min_margin=needed)
+
+
+def dense_margin(matches: Sequence[VectorMatch]) -> float | None:
+    """The best cosine minus the median cosine of ``matches`` (the query's dense candidates),
+    or None with fewer than two. A cosine relative to the query's own candidates: embedders
+    differ in where unrelated text scores (e5 puts it at 0.8-0.93), not in the passage that
+    answers standing out from the rest."""
+    if len(matches) < 2:
+        return None
+    scores = sorted((m.score for m in matches), reverse=True)
+    return scores[0] - float(statistics.median(scores))
 
 
 _Found = tuple[Sequence["LexicalMatch | VectorMatch"], int, Sequence["LexicalMatch | VectorMatch"]]
@@ -298,9 +326,9 @@ def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieva
     else:
         raise InvalidInput(f"unknown rerank {rerank!r}; use lexical or cross:PATH",
                            field="rerank")
-    return Retrieval(found.mode, found.query_terms,
-                     reranker.rerank(query, found.hits)[:top_k], found.blocked_count,
-                     reranker.rerank(query, found.blocked) if found.blocked else [])
+    return dataclasses.replace(
+        found, hits=reranker.rerank(query, found.hits)[:top_k],
+        blocked=reranker.rerank(query, found.blocked) if found.blocked else [])
 
 
 def _overlap(store: Store, query: str, principal: Principal, top_k: int,
