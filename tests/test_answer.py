@@ -126,6 +126,26 @@ def test_the_best_covering_sentence_wins_over_the_first() -> None:
     assert [c.quote for c in draft.citations] == ["Parcels to Canada take twelve days by sea."]
 
 
+def test_one_shared_word_is_not_an_answer_to_a_question_of_several() -> None:
+    hit = make_hit("geo#1", "Parcels to France take four days.")
+    draft = extractive_answer("What is the capital of France?", [hit],
+                              AnswerSettings(min_coverage=0.05))
+    assert draft.status == NO_EVIDENCE and draft.notes["best_coverage"] == 0.0
+    assert extractive_answer("France", [hit]).status == ANSWERED  # a one-word question
+
+
+def test_a_hit_scored_far_below_the_best_loses_to_one_near_it() -> None:
+    hits = [make_hit("a#1", "Parcels to Canada leave on Mondays.", score=10.0),
+            make_hit("b#1", "Parcels to Canada leave on Mondays by sea.", score=2.0)]
+    draft = extractive_answer("When do parcels to Canada leave by sea?", hits,
+                              AnswerSettings(max_sentences=1))
+    assert [c.chunk_id for c in draft.citations] == ["a#1"]
+    close = [hits[0], make_hit("b#1", "Parcels to Canada leave on Mondays by sea.", score=9.5)]
+    draft = extractive_answer("When do parcels to Canada leave by sea?", close,
+                              AnswerSettings(max_sentences=1))
+    assert [c.chunk_id for c in draft.citations] == ["b#1"]
+
+
 def test_a_lower_ranked_hit_wins_when_it_covers_more() -> None:
     hits = [
         make_hit("a#1", "Parcels leave every morning.", source="a.md"),
@@ -187,7 +207,7 @@ def test_a_chunk_without_a_source_is_named_by_its_doc_id() -> None:
 
 
 def test_below_the_threshold_there_is_no_answer() -> None:
-    hit = make_hit("ship#1", "Parcels leave every morning.")
+    hit = make_hit("ship#1", "Parcels to Canada leave every morning.")
     question = "Which customs forms do parcels to Canada need?"
     draft = extractive_answer(question, [hit], AnswerSettings(min_coverage=0.6))
     assert (draft.status, draft.text, draft.citations) == (NO_EVIDENCE, "", ())
@@ -214,10 +234,10 @@ def test_only_the_first_max_hits_are_read() -> None:
 
 def test_caller_term_weights_replace_the_evidence_idf() -> None:
     hits = [make_hit("a#1", "Bags cost money.\n\nSeats cost money.")]
-    bags = extractive_answer("bags seats", hits, AnswerSettings(max_sentences=1))
+    bags = extractive_answer("bags seats money", hits, AnswerSettings(max_sentences=1))
     assert bags.citations[0].quote == "Bags cost money."  # equal weight: the first one
-    seats = extractive_answer("bags seats", hits, AnswerSettings(max_sentences=1),
-                              term_weights={"bag": 0.5, "seat": 4.0})
+    seats = extractive_answer("bags seats money", hits, AnswerSettings(max_sentences=1),
+                              term_weights={"bag": 0.5, "seat": 4.0, "money": 1.0})
     assert seats.citations[0].quote == "Seats cost money."
     assert seats.notes["weights_from"] == "caller"
 

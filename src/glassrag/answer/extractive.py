@@ -38,10 +38,12 @@ HEADING_CREDIT = 1.0
 CONTEXT_CREDIT = 0.0
 # Preference (not coverage) adjustments, so that among units covering the question alike the
 # one shaped like an answer is quoted: a literal value when the question asks for one, prose
-# over a line of code, the better-ranked hit, one sentence over two.
+# over a line of code, a hit retrieval scored near the best one, one sentence over two.
 LITERAL_BONUS = 0.1
 CODE_FACTOR = 0.8
-RANK_PENALTY = 0.06
+# Times (1 - the hit's score over the best hit's): retrieval is the better judge of which
+# passage is about the question, sentence coverage of which sentence in it answers.
+STANDING_WEIGHT = 1.0
 PAIR_PENALTY = 0.02
 # Candidates listed in the draft's notes (the trace); the rest only cost space.
 NOTED_CANDIDATES = 10
@@ -211,7 +213,7 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     """Coverage counts a question term found only in the unit's heading path or title at
     :data:`HEADING_CREDIT`: the section a sentence sits in says what it is about. The
     preference adds the shape of an answer: a literal value when the question asks for one,
-    prose over code, the better-ranked hit."""
+    prose over code, a hit scored near the best one."""
     total = sum(weights[t] for t in terms) or 1.0
     found = sum(weights[t] for t in terms if t in unit.terms)
     titled = sum(weights[t] for t in terms if t not in unit.terms and t in heading)
@@ -225,7 +227,7 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     preference = share * (CODE_FACTOR if unit.code else 1.0)
     if valued:
         preference += LITERAL_BONUS
-    preference -= RANK_PENALTY * unit.hit_index + PAIR_PENALTY * (unit.size - 1)
+    preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
     return _Scored(unit, share, preference, unit.terms, found / total)
 
 

@@ -69,6 +69,7 @@ class Unit:
     code: bool
     literals: tuple[str, ...]  # the literal values it holds, casefolded
     size: int  # sentences in the unit
+    standing: float = 1.0  # its hit's retrieval score over the best hit's (0 to 1)
 
     @property
     def text(self) -> str:
@@ -116,11 +117,13 @@ def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
     (a chunk repeated in a fused list is read once)."""
     out: list[Unit] = []
     seen: set[str] = set()
+    best = max((h.score for h in evidence[:max_hits]), default=0.0)
     for hit_index, hit in enumerate(evidence[:max_hits]):
         chunk = hit.chunk
         if chunk.chunk_id in seen:
             continue
         seen.add(chunk.chunk_id)
+        standing = min(max(hit.score / best, 0.0), 1.0) if best > 0 else 1.0
         sentences = _sentences(chunk.text)
         for index, sentence in enumerate(sentences):
             if sentence.heading or not sentence.terms:
@@ -131,20 +134,22 @@ def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
             if sentence.asks:
                 # A question in the documents is quoted with its answer, never alone.
                 if following is not None:
-                    out.append(_unit(hit_index, index, chunk, [sentence, following]))
+                    out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
                 continue
-            out.append(_unit(hit_index, index, chunk, [sentence]))
+            out.append(_unit(hit_index, index, chunk, [sentence], standing))
             if (following is not None and following.block == sentence.block
                     and following.end - sentence.start <= MAX_PAIR_CHARS):
-                out.append(_unit(hit_index, index, chunk, [sentence, following]))
+                out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
     return out
 
 
-def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[_Sentence]) -> Unit:
+def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[_Sentence],
+          standing: float) -> Unit:
     start, end = parts[0].start, parts[-1].end
     return Unit(hit_index, index, chunk, start, end,
                 frozenset().union(*(p.terms for p in parts)), parts[0].block,
-                all(p.code for p in parts), literals(chunk.text[start:end]), len(parts))
+                all(p.code for p in parts), literals(chunk.text[start:end]), len(parts),
+                standing)
 
 
 def _sentences(text: str) -> list[_Sentence]:
