@@ -341,7 +341,8 @@ top_k = 5
 # The extractive answerer answers only when the sentences it picks cover at least this
 # share of the question's terms (weighted by rarity); below it the status is no_evidence.
 min_coverage = 0.3
-# At most this many sentences, each with its own citation.
+# At most this many quotes (a sentence, or two of one paragraph, with the block a sentence
+# ending in ":" introduces), each with its own citation.
 max_sentences = 2
 # Append one JSON line per question (question, roles, status, top_score, citations) to
 # this file; empty means no log. Relative paths are relative to the knowledge base.
