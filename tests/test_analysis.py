@@ -167,6 +167,8 @@ def test_camel_case_words_also_give_their_stemmed_parts() -> None:
     tokens = analyze("Use RedirectResponse, not HTTPSRedirectMiddleware")
     assert {"redirectrespons", "redirect", "respons"} <= set(tokens)
     assert {"httpsredirectmiddlewar", "https", "middlewar"} <= set(tokens)
+    # A capitals-led word alone in its text, with no lower-then-upper pair anywhere.
+    assert {"jsonrespons", "json", "respons"} <= set(analyze("JSONResponse"))
 
 
 def test_an_identifier_in_japanese_text_is_a_token_too() -> None:

@@ -88,9 +88,13 @@ _COMPOUND_RE = re.compile(
 )
 _CAMEL_PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 _CONNECTORS = frozenset("_.=/-")
-# Text without any of these has no identifier: the common case, decided by one search.
-_COMPOUND_HINT = re.compile(
-    r"[A-Za-z0-9][_.=/\-]+[A-Za-z0-9]|(?<![A-Za-z0-9])-[A-Za-z0-9]|[a-z][A-Z]|[A-Z]{2}[a-z]")
+# Text with neither has no identifier: the common case, decided by two quick searches (a
+# character class first in the pattern lets the regex engine skip ahead; measured 3-8 times
+# faster than one search for the identifier shapes themselves).
+_CONNECTOR_HINT = re.compile(r"[_.=/\-][A-Za-z0-9]")
+# A capital after a lower-case letter ("getX") or before one after another capital
+# ("JSONResponse"); starting at the capital keeps the search as quick as the one above.
+_CAMEL_HINT = re.compile(r"[A-Z](?:(?<=[a-z][A-Z])|[A-Z][a-z])")
 _PIECE_SPLIT_RE = re.compile(r"[./=]+")
 # Names (name_terms): snake_case, dotted qualified names of identifiers (not file names:
 # the last part is longer than an extension or not lowercase), camelCase words, and
@@ -195,7 +199,7 @@ def is_particle(term: str) -> bool:
 def _compounds(text: str) -> list[str]:
     """The whole identifiers of ``text`` (casefolded) and the stemmed parts of its
     camelCase words, in order: the tokens :func:`analyze` adds after the others."""
-    if not _COMPOUND_HINT.search(text):
+    if _CONNECTOR_HINT.search(text) is None and _CAMEL_HINT.search(text) is None:
         return []
     out: list[str] = []
     for match in _COMPOUND_RE.finditer(text):
