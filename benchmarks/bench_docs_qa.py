@@ -1,7 +1,7 @@
 """Answers on real documentation: the docs-qa development set, corpus by corpus.
 
 For each corpus of the set (``corpus/<name>/``) a knowledge base with default settings is built
-and every question asked (``glassrag.eval.docs``, the code behind ``glassrag eval QUESTIONS
+and every question asked (``glassrag.eval.docs``, the code behind ``glassrag evaluate QUESTIONS
 --docs``). The script then writes ``predictions.jsonl`` in the set's scorer format (citation
 paths ``corpus/<name>/<source>``), scores it with the set's own ``score.py`` (imported from
 the set; its figures must equal glassrag's, and a difference is reported), and prints per
