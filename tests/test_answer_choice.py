@@ -126,3 +126,14 @@ def test_a_question_naming_something_unmentioned_gets_no_evidence() -> None:
                               unknown_names=("paris",))
     assert draft.status == NO_EVIDENCE
     assert "paris" in draft.notes["reason"]
+
+
+def test_one_shared_word_refuses_but_a_chinese_word_cut_apart_is_not_missing() -> None:
+    france = make_hit("ship#1", "Parcels to France take four days by road.")
+    assert extractive_answer("What is the capital of France?", [france]).status == NO_EVIDENCE
+    # The question segments as 查 + 物流, the text as 物流 + 查询 / 查看: one word shared
+    # exactly, the other within a word of the text; and 核查 ("check") beside 核对.
+    orders = make_hit("faq#1", "物流查询：进入订单页面后点“查看物流”，即可看到配送节点。")
+    assert "查看物流" in quotes("怎么查物流？", [orders])[0]
+    review = make_hit("review#1", "读回答时，先逐条核对引用是否出现在原文里。")
+    assert "核对引用" in quotes("应该如何核查回答？", [review])[0]

@@ -198,7 +198,8 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     near = sum(weights[t] for t in terms
                if t not in unit.terms and t not in heading and t in context)
     share = (found + HEADING_CREDIT * titled + CONTEXT_CREDIT * near) / total
-    if sum(t in unit.terms or t in heading for t in terms) < min(2, len(terms)):
+    if sum(t in unit.terms or t in heading or _shares_a_character(t, unit.terms)
+           for t in terms) < min(2, len(terms)):
         # One shared word is no evidence for a question of several ("the capital of
         # France" against a page that happens to say "France").
         share = 0.0
@@ -207,6 +208,16 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
         preference += LITERAL_BONUS
     preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
     return _Scored(unit, share, preference, unit.terms, found / total)
+
+
+def _shares_a_character(term: str, words: frozenset[str]) -> bool:
+    """Whether a Chinese or Japanese term shares a character with one of ``words``. Word
+    segmentation cuts a question apart from the text ("查物流" gives "查", the text says
+    "查看"), and words built on one character are usually about one thing ("核查", "核对":
+    to check), so for the one-shared-word rule below such a term is not a missing word."""
+    if term.isascii():
+        return False
+    return any(ch in word for word in words if not word.isascii() for ch in term)
 
 
 def _new_literal(unit: Unit, asked: str) -> bool:
