@@ -64,11 +64,14 @@ def office_kb(tmp_path: Path, *, profile: bool = False, rewrite_query: bool | No
         changes.append(('# profile = "openai"', 'profile = "openai"'))
     if rewrite_query is not None:
         changes.append(("rewrite_query = false", f"rewrite_query = {str(rewrite_query).lower()}"))
-    if timeout is not None:
-        changes.append(("timeout = 30.0", f"timeout = {timeout}"))
     for old, new in changes:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
+    if timeout is not None:  # [llm]'s own (other sections have a timeout too)
+        head, llm = text.split("\n[llm]\n", 1)
+        llm, rest = llm.split("\n[", 1)
+        assert llm.count("\ntimeout = 30.0\n") == 1
+        text = f"{head}\n[llm]\n{llm.replace('timeout = 30.0', f'timeout = {timeout}')}\n[{rest}"
     config.write_text(text, encoding="utf-8")
     kb = KnowledgeBase.open(kb_dir)
     docs = PUBLIC_DOCS + ([SECRET] if secret else [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import unicodedata
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,8 @@ from glassrag.text.analysis import (
     ENGLISH_STOPWORDS,
     analyze,
     analyze_runs,
+    is_particle,
+    name_terms,
     unique_terms,
 )
 
@@ -23,8 +26,10 @@ def test_english_stems_drops_stop_words_and_keeps_order_and_duplicates() -> None
 
 
 def test_english_splits_on_punctuation_and_underscores_and_keeps_digits() -> None:
+    # The parts first, then each identifier whole (see the identifier tests below).
     assert analyze("Set PAGER_TIMEOUT=30 in v2.1 config-files") == [
         "set", "pager", "timeout", "30", "v2", "1", "config", "file",
+        "pager_timeout=30", "pager_timeout", "v2.1", "config-files",
     ]  # fmt: skip
 
 
@@ -130,6 +135,63 @@ def test_analyze_is_deterministic_and_normalisation_idempotent(query: str) -> No
     tokens = analyze(query)
     assert analyze(query) == tokens
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", query).casefold())
-    assert analyze(folded) == tokens
+    # Casefolding loses only the parts of camelCase words (they need the case to be found).
+    assert set(analyze(folded)) <= set(tokens)
+    assert analyze(unicodedata.normalize("NFKC", folded.casefold())) == analyze(folded)
     assert all(token and not any(ch.isspace() for ch in token) for token in tokens)
     assert [t for _, _, run_tokens in analyze_runs(query) for t in run_tokens] == tokens
+
+
+# -- identifiers and names ---------------------------------------------------------------------
+
+def test_an_identifier_is_a_token_whole_as_well_as_in_parts() -> None:
+    tokens = analyze("Set `max_connections` and --max-http-header-size, hide_input=True.")
+    assert {"max", "connect", "max_connections"} <= set(tokens)
+    assert {"--max-http-header-size", "hide_input=true", "hide_input"} <= set(tokens)
+    dotted = analyze("Call Context.call_on_close or read starlette.config")
+    assert {"context.call_on_close", "call_on_close", "starlette.config"} <= set(dotted)
+
+
+def test_camel_case_words_also_give_their_stemmed_parts() -> None:
+    tokens = analyze("Use RedirectResponse, not HTTPSRedirectMiddleware")
+    assert {"redirectrespons", "redirect", "respons"} <= set(tokens)
+    assert {"httpsredirectmiddlewar", "https", "middlewar"} <= set(tokens)
+    # A capitals-led word alone in its text, with no lower-then-upper pair anywhere.
+    assert {"jsonrespons", "json", "respons"} <= set(analyze("JSONResponse"))
+
+
+def test_an_identifier_in_japanese_text_is_a_token_too() -> None:
+    assert {"--force", "node_modules/.vite"} <= set(
+        analyze("`--force` フラグで node_modules/.vite を削除します"))
+
+
+def test_the_exact_identifier_outranks_one_sharing_its_parts(tmp_path: Path) -> None:
+    from glassrag.kb import KnowledgeBase
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "limits.md").write_text(
+        "# Limits\n\n`max_keepalive_connections` caps idle connections kept for reuse; "
+        "max connections per pool stay open.\n\n## Pool\n\n`max_connections` caps all "
+        "open connections.\n")
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        kb.ingest([docs])
+        hits = kb.search("max_connections").hits
+    assert "`max_connections` caps all" in hits[0].chunk.text
+
+
+def test_name_terms_are_identifiers_and_latin_words_in_cjk_text() -> None:
+    assert name_terms("What Cache-Control header does StaticFiles send, cache_size?") == [
+        ("cache-control",), ("staticfil",), ("cache_size",)]
+    # A qualified name also goes by its last part; examples are not names.
+    assert name_terms("Is click.Choice like --host in mytool.py, half-written?") == [
+        ("click.choice", "choic")]
+    assert set(name_terms("如何用 Prometheus 采集 RocketMQ 的指标？")) == {
+        ("prometheus",), ("rocketmq",)}
+    assert name_terms("How do refunds work?") == []
+
+
+def test_particles_are_japanese_bigrams_starting_in_hiragana_or_kana_endings() -> None:
+    assert [t for t in analyze("サーバーは起動しますか") if is_particle(t)] == [
+        "ーは", "は起", "しま", "ます", "すか"]
+    assert not any(is_particle(t) for t in ["起動", "動し", "サー", "refund", "检索"])

@@ -125,6 +125,26 @@ def test_the_best_covering_sentence_wins_over_the_first() -> None:
     assert [c.quote for c in draft.citations] == ["Parcels to Canada take twelve days by sea."]
 
 
+def test_one_shared_word_is_not_an_answer_to_a_question_of_several() -> None:
+    hit = make_hit("geo#1", "Parcels to France take four days.")
+    draft = extractive_answer("What is the capital of France?", [hit],
+                              AnswerSettings(min_coverage=0.05))
+    assert draft.status == NO_EVIDENCE and draft.notes["best_coverage"] == 0.0
+    assert extractive_answer("France", [hit]).status == ANSWERED  # a one-word question
+
+
+def test_a_hit_scored_far_below_the_best_loses_to_one_near_it() -> None:
+    hits = [make_hit("a#1", "Parcels to Canada leave on Mondays.", score=10.0),
+            make_hit("b#1", "Parcels to Canada leave on Mondays by sea.", score=2.0)]
+    draft = extractive_answer("When do parcels to Canada leave by sea?", hits,
+                              AnswerSettings(max_sentences=1))
+    assert [c.chunk_id for c in draft.citations] == ["a#1"]
+    close = [hits[0], make_hit("b#1", "Parcels to Canada leave on Mondays by sea.", score=9.5)]
+    draft = extractive_answer("When do parcels to Canada leave by sea?", close,
+                              AnswerSettings(max_sentences=1))
+    assert [c.chunk_id for c in draft.citations] == ["b#1"]
+
+
 def test_a_lower_ranked_hit_wins_when_it_covers_more() -> None:
     hits = [
         make_hit("a#1", "Parcels leave every morning.", source="a.md"),
@@ -144,7 +164,8 @@ def test_ties_go_to_the_higher_ranked_hit_then_the_earlier_sentence() -> None:
 
 
 def test_a_second_sentence_is_added_only_for_new_question_terms() -> None:
-    hit = make_hit("fees#1", "Checked bags cost 30 euros. Seats cost 12 euros. "
+    # Three paragraphs, so no two sentences make one quote.
+    hit = make_hit("fees#1", "Checked bags cost 30 euros.\n\nSeats cost 12 euros.\n\n"
                    "Bags over 23 kilos are refused.")
     draft = extractive_answer("What do bags and seats cost?", [hit])
     # "seat" is rarer in the evidence than "bag", so the seats sentence leads; the bags
@@ -158,8 +179,8 @@ def test_a_second_sentence_is_added_only_for_new_question_terms() -> None:
 
 
 def test_a_sentence_repeated_by_overlapping_chunks_is_quoted_once() -> None:
-    hits = [make_hit("w#1", "Seats cost 12 euros. Bags cost 30 euros."),
-            make_hit("w#2", "Bags cost 30 euros. Meals are free.")]
+    hits = [make_hit("w#1", "Seats cost 12 euros.\n\nBags cost 30 euros."),
+            make_hit("w#2", "Bags cost 30 euros.\n\nMeals are free.")]
     draft = extractive_answer("What do bags and seats cost?", hits, AnswerSettings(max_sentences=3))
     assert [c.quote for c in draft.citations] == ["Seats cost 12 euros.", "Bags cost 30 euros."]
     assert [c.chunk_id for c in draft.citations] == ["w#1", "w#1"]
@@ -185,7 +206,7 @@ def test_a_chunk_without_a_source_is_named_by_its_doc_id() -> None:
 
 
 def test_below_the_threshold_there_is_no_answer() -> None:
-    hit = make_hit("ship#1", "Parcels leave every morning.")
+    hit = make_hit("ship#1", "Parcels to Canada leave every morning.")
     question = "Which customs forms do parcels to Canada need?"
     draft = extractive_answer(question, [hit], AnswerSettings(min_coverage=0.6))
     assert (draft.status, draft.text, draft.citations) == (NO_EVIDENCE, "", ())
@@ -211,11 +232,11 @@ def test_only_the_first_max_hits_are_read() -> None:
 
 
 def test_caller_term_weights_replace_the_evidence_idf() -> None:
-    hits = [make_hit("a#1", "Bags cost money. Seats cost money.")]
-    bags = extractive_answer("bags seats", hits, AnswerSettings(max_sentences=1))
+    hits = [make_hit("a#1", "Bags cost money.\n\nSeats cost money.")]
+    bags = extractive_answer("bags seats money", hits, AnswerSettings(max_sentences=1))
     assert bags.citations[0].quote == "Bags cost money."  # equal weight: the first one
-    seats = extractive_answer("bags seats", hits, AnswerSettings(max_sentences=1),
-                              term_weights={"bag": 0.5, "seat": 4.0})
+    seats = extractive_answer("bags seats money", hits, AnswerSettings(max_sentences=1),
+                              term_weights={"bag": 0.5, "seat": 4.0, "money": 1.0})
     assert seats.citations[0].quote == "Seats cost money."
     assert seats.notes["weights_from"] == "caller"
 

@@ -207,7 +207,8 @@ QUESTIONS = [
     ("q4", "What colour is the cafeteria menu?", "eiffel_p0", ["blue"]),
     ("q5", "Where was Nikola Tesla born?", "eiffel_p0", ["SMILJAN"]),  # answer right, doc not
     ("q6", "How did Tesla finance his work?", "tesla_p0", ["lottery"]),
-    ("q7", "How did Tesla finance his work?", "tesla_p0", ["Smiljan"]),
+    # A yes/no question: the quote is the one sentence it asks about, not the value beside it.
+    ("q7", "Did Tesla finance his work with patents?", "tesla_p0", ["Smiljan"]),
 ]
 
 

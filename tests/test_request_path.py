@@ -84,7 +84,8 @@ def test_reads_go_on_while_another_querys_embedding_runs(gated: KnowledgeBase) -
             # dense search, a hybrid ask, a bm25 search and a status still complete.
             dense = pool.submit(gated.search, "refunds card", mode="dense").result(WAIT)
             assert dense.hits and dense.hits[0].chunk.doc_id == "refunds"
-            answer = pool.submit(gated.ask, "How long do refunds take?",
+            # Two of its words in the text: one shared word alone is no evidence.
+            answer = pool.submit(gated.ask, "How long do refunds take to reach the card?",
                                  mode="hybrid").result(WAIT)
             assert answer.status == Status.ANSWERED
             assert pool.submit(gated.search, "refunds").result(WAIT).hits

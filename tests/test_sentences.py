@@ -72,7 +72,8 @@ def test_answer_quotes_a_wrapped_sentence_with_its_own_two_lines(tmp_path: Path)
         "# Server\n\n"
         "The server listens on port 8000.\n\n"
         "Compression is not enabled by default, because it costs\n"
-        "CPU time on every response. Keep-alive connections close after\n"
+        "CPU time on every response.\n\n"
+        "Keep-alive connections close after\n"
         "five seconds of inactivity.\n"
     )
     with KnowledgeBase.open(tmp_path / "kb") as kb:
@@ -83,7 +84,7 @@ def test_answer_quotes_a_wrapped_sentence_with_its_own_two_lines(tmp_path: Path)
     assert lines == {
         "Compression is not enabled by default, because it costs\nCPU time on every response.":
             (5, 6),
-        "Keep-alive connections close after\nfive seconds of inactivity.": (6, 7),
+        "Keep-alive connections close after\nfive seconds of inactivity.": (8, 9),
     }
     assert all(c.heading == "Server" for c in answer.citations)
 

@@ -176,14 +176,19 @@ def decide(question: str, found: Retrieval, settings: AnswerSettings,
     so a stray shared word in a secret document does not turn no_evidence into blocked.
     In dense and hybrid modes, a hit at or above the cosine threshold is evidence too: when
     no sentence covers the question's words (a paraphrase), the sentence closest in meaning
-    is quoted instead.
+    is quoted instead. A question naming something no readable document mentions
+    (``found.unknown_names``) gets no permitted answer in any mode, nor, in dense and hybrid
+    modes, one whose best dense hit does not stand out from the question's other dense
+    candidates (``found.dense_stands_out``: every passage is about as close as any other).
     """
     semantic = dense is not None and found.mode in ("dense", "hybrid")
-    if found.hits:
-        draft = extractive_answer(question, found.hits, settings)
+    if found.hits and found.dense_stands_out:
+        # A name no readable document mentions (found.unknown_names) refuses every quote.
+        draft = extractive_answer(question, found.hits, settings,
+                                  unknown_names=found.unknown_names)
         if draft.status == ANSWERED:
             return ANSWERED, draft
-        if semantic and dense is not None:
+        if semantic and dense is not None and not found.unknown_names:
             close = [h for h in found.hits if h.scores.get("dense", -1.0) >= (min_score or 0)]
             if close:
                 meaning = semantic_answer(question, close, dense.embedder, min_score or 0.0,

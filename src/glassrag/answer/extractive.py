@@ -9,14 +9,14 @@ the sentence that carries the specific facts wins over one that merely repeats t
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Draft, DraftCitation, Hit
+from glassrag.answer.passages import Unit, heading_terms, introduced_end, seeks_literal, units
+from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
-from glassrag.text.analysis import analyze, unique_terms
+from glassrag.text.analysis import analyze, is_particle, unique_terms
 from glassrag.text.sentences import split_sentences as _split
 
 
@@ -32,30 +32,28 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 # A further sentence must add at least this share of the question's total term weight;
 # below it the sentence only repeats what the first one already answered.
 MIN_ADDED_COVERAGE = 0.15
-# The first sentence comes from the best-ranked hit unless a lower-ranked hit covers the
-# question by more than this margin: retrieval ranking is the better judge of which passage
-# is about the question, sentence coverage the better judge of which sentence in it answers.
-# (Measured on xquad-en / cmrc2018-dev: most wrong answers quoted a lower hit that merely
-# shared question words while the top hit held the answer.)
-TOP_HIT_MARGIN = 0.2
+# A question term found only in a unit's heading path or document title counts this much of
+# its weight: the section says what the sentence is about, the sentence says what is true.
+HEADING_CREDIT = 1.0
+CONTEXT_CREDIT = 0.0
+# Preference (not coverage) adjustments, so that among units covering the question alike the
+# one shaped like an answer is quoted: a literal value when the question asks for one, prose
+# over a line of code, a hit retrieval scored near the best one, one sentence over two.
+LITERAL_BONUS = 0.1
+CODE_FACTOR = 0.8
+# Times (1 - the hit's score over the best hit's): retrieval is the better judge of which
+# passage is about the question, sentence coverage of which sentence in it answers.
+STANDING_WEIGHT = 1.0
+PAIR_PENALTY = 0.02
 # Candidates listed in the draft's notes (the trace); the rest only cost space.
 NOTED_CANDIDATES = 10
 
-_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    hit_index: int
-    sentence_index: int
-    chunk: Chunk
-    start: int
-    end: int
-    terms: frozenset[str]
-
-    @property
-    def text(self) -> str:
-        return self.chunk.text[self.start : self.end]
+def question_terms(question: str) -> list[str]:
+    """The question's distinct terms the answerer weighs: its analysed terms without the
+    Japanese particle bigrams (:func:`~glassrag.text.analysis.is_particle`), unless that
+    would leave none."""
+    terms = unique_terms(analyze(question))
+    return [t for t in terms if not is_particle(t)] or terms
 
 
 def coverage(
@@ -89,40 +87,25 @@ def extractive_answer(
     settings: AnswerSettings = AnswerSettings(),  # noqa: B008 - frozen, so sharing is safe
     *,
     term_weights: dict[str, float] | None = None,
+    unknown_names: Sequence[str] = (),
 ) -> Draft:
     """Answer ``question`` with verbatim sentences from the permitted, ranked ``evidence``.
 
     ``term_weights`` (e.g. IDF from the index) replaces the IDF computed over the evidence
-    sentences. The draft is ``no_evidence`` when no sentence covers ``min_coverage``.
-
-    The answer comes from the best-ranked hit alone unless sentences from all the hits cover
-    the question by more than ``TOP_HIT_MARGIN`` more (or the top hit cannot answer).
+    sentences. The draft is ``no_evidence`` when no unit covers ``min_coverage``, or when
+    the question names something no readable document mentions (``unknown_names``, from
+    :attr:`~glassrag.retrieval.search.Retrieval.unknown_names`): documents that never name
+    Kubernetes cannot say how to deploy on it, however well they cover the other words.
     """
-    pooled = _answer(question, evidence, settings, term_weights)
-    top = _top_hit_index(evidence[: settings.max_hits])
-    if len(evidence) < 2:
-        return pooled
-    alone = _answer(question, [evidence[top]], settings, term_weights)
-    if alone.status == ANSWERED and (
-        pooled.status != ANSWERED
-        or float(pooled.notes["coverage"]) <= float(alone.notes["coverage"]) + TOP_HIT_MARGIN
-    ):
-        return Draft(status=alone.status, text=alone.text, citations=alone.citations,
-                     answerer=alone.answerer,
-                     notes={**alone.notes, "from": f"top hit {top + 1}",
-                            "pooled_coverage": pooled.notes.get("coverage")})
-    return Draft(status=pooled.status, text=pooled.text, citations=pooled.citations,
-                 answerer=pooled.answerer, notes={**pooled.notes, "from": "all hits"})
-
-
-def _answer(
-    question: str,
-    evidence: Sequence[Hit],
-    settings: AnswerSettings,
-    term_weights: dict[str, float] | None,
-) -> Draft:
-    terms = unique_terms(analyze(question))
-    candidates = _candidates(evidence, settings.max_hits)
+    if unknown_names:
+        return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
+                     notes={"threshold": settings.min_coverage,
+                            "unknown_names": list(unknown_names),
+                            "reason": "the question names "
+                            f"{', '.join(repr(n) for n in unknown_names)}, which no readable "
+                            "document mentions"})
+    terms = question_terms(question)
+    candidates = units(evidence, settings.max_hits)
     weights = _weights(terms, candidates, term_weights)
     notes: dict[str, object] = {
         "question_terms": terms,
@@ -130,76 +113,143 @@ def _answer(
         "weights_from": "evidence" if term_weights is None else "caller",
         "threshold": settings.min_coverage,
     }
+    literal = seeks_literal(question)
+    asked = question.casefold()
+    contexts = _contexts(candidates)
     scored = sorted(
-        ((coverage(terms, set(c.terms), weights), c) for c in candidates),
-        # Equal coverage goes to the better-ranked hit, then the earlier sentence; rounding
-        # keeps float noise from overriding that order.
-        key=lambda sc: (-round(sc[0], 9), sc[1].hit_index, sc[1].sentence_index),
+        (_scored(terms, weights, c, *contexts[c.chunk.chunk_id], literal and _new_literal(c, asked))
+         for c in candidates),
+        # Equal preference goes to the better-ranked hit, then the earlier sentence, then the
+        # shorter unit; rounding keeps float noise from overriding that order.
+        key=lambda s: (-round(s.preference, 9), s.unit.hit_index, s.unit.sentence_index,
+                       s.unit.size),
     )
-    best = scored[0][0] if scored else 0.0
+    best = max((s.coverage for s in scored), default=0.0)
     notes["best_coverage"] = round(best, 4)
+    notes["seeks_literal"] = literal
     if not terms or not scored or best < settings.min_coverage:
-        notes["reason"] = _no_evidence_reason(terms, scored, best, settings.min_coverage)
+        notes["reason"] = _no_evidence_reason(terms, bool(scored), best, settings.min_coverage)
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive", notes=notes)
 
-    first = scored[0][1]
+    first = next(s for s in scored if s.coverage >= settings.min_coverage)
     chosen = [first]
-    covered = set(chosen[0].terms)
+    covered = set(first.covered)
+    if literal and settings.max_sentences > 1 and not _new_literal(first.unit, asked):
+        value = _value_in_section(first, scored, asked)
+        if value is not None:
+            chosen.append(value)
+            covered |= value.covered
     while len(chosen) < settings.max_sentences:
         gain, extra = _best_addition(terms, weights, covered, scored, chosen)
         if extra is None or gain < MIN_ADDED_COVERAGE:
             break
         chosen.append(extra)
-        covered |= extra.terms
+        covered |= extra.covered
     notes["coverage"] = round(coverage(terms, covered, weights), 4)
     notes["sentences"] = [
         {
-            "chunk_id": c.chunk.chunk_id, "sentence": c.sentence_index, "start": c.start,
-            "end": c.end, "coverage": round(score, 4), "chosen": c in chosen,
-            "matched_terms": [t for t in terms if t in c.terms],
+            "chunk_id": s.unit.chunk.chunk_id, "sentence": s.unit.sentence_index,
+            "start": s.unit.start, "end": s.unit.end, "coverage": round(s.coverage, 4),
+            "preference": round(s.preference, 4), "chosen": s in chosen,
+            "matched_terms": [t for t in terms if t in s.unit.terms],
         }
-        for score, c in scored[:NOTED_CANDIDATES]
+        for s in scored[:NOTED_CANDIDATES]
     ]
+    quotes = [_quote(s.unit) for s in chosen]
     return Draft(
         status=ANSWERED,
-        text=render([(c.chunk.source or c.chunk.doc_id, c.text) for c in chosen]),
-        citations=tuple(DraftCitation(c.chunk.chunk_id, c.text) for c in chosen),
+        text=render([(s.unit.chunk.source or s.unit.chunk.doc_id, q)
+                     for s, q in zip(chosen, quotes, strict=True)]),
+        citations=tuple(DraftCitation(s.unit.chunk.chunk_id, q)
+                        for s, q in zip(chosen, quotes, strict=True)),
         answerer="extractive",
         notes=notes,
     )
 
 
-def _top_hit_index(evidence: Sequence[Hit]) -> int:
-    """The best-ranked hit that is more than a heading: a chunk holding only "# Title"
-    matches the question's topic words without saying anything about them."""
-    for index, hit in enumerate(evidence):
-        lines = [line for line in hit.chunk.text.splitlines() if line.strip()]
-        if not all(_HEADING_LINE.match(line) for line in lines):
-            return index
-    return 0
+@dataclass(frozen=True)
+class _Scored:
+    unit: Unit
+    coverage: float  # the refusal gate looks at this
+    preference: float  # the choice among units: coverage and the shape of an answer
+    covered: frozenset[str]
+    own: float  # the share of the question's term weight in the unit itself
 
 
-def _candidates(evidence: Sequence[Hit], max_hits: int) -> list[_Candidate]:
-    out: list[_Candidate] = []
-    seen: set[str] = set()
-    for hit_index, hit in enumerate(evidence[:max_hits]):
-        chunk = hit.chunk
-        if chunk.chunk_id in seen:  # a fused result list may repeat a chunk
-            continue
-        seen.add(chunk.chunk_id)
-        for sentence_index, (start, end) in enumerate(split_sentences(chunk.text)):
-            tokens = frozenset(analyze(chunk.text[start:end]))
-            if tokens:
-                out.append(_Candidate(hit_index, sentence_index, chunk, start, end, tokens))
-    return out
+def _contexts(candidates: Sequence[Unit]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Per chunk: the terms of its heading path and title, and of all its sentences."""
+    out: dict[str, tuple[frozenset[str], set[str]]] = {}
+    for unit in candidates:
+        if unit.chunk.chunk_id not in out:
+            out[unit.chunk.chunk_id] = (heading_terms(unit.chunk), set())
+        out[unit.chunk.chunk_id][1].update(unit.terms)
+    return {k: (h, frozenset(t)) for k, (h, t) in out.items()}
+
+
+def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
+            heading: frozenset[str], context: frozenset[str], valued: bool) -> _Scored:
+    """Coverage counts a question term found only in the unit's heading path or title at
+    :data:`HEADING_CREDIT`: the section a sentence sits in says what it is about. The
+    preference adds the shape of an answer: a literal value when the question asks for one,
+    prose over code, a hit scored near the best one."""
+    total = sum(weights[t] for t in terms) or 1.0
+    found = sum(weights[t] for t in terms if t in unit.terms)
+    titled = sum(weights[t] for t in terms if t not in unit.terms and t in heading)
+    near = sum(weights[t] for t in terms
+               if t not in unit.terms and t not in heading and t in context)
+    share = (found + HEADING_CREDIT * titled + CONTEXT_CREDIT * near) / total
+    if sum(t in unit.terms or t in heading or _shares_a_character(t, unit.terms)
+           for t in terms) < min(2, len(terms)):
+        # One shared word is no evidence for a question of several ("the capital of
+        # France" against a page that happens to say "France").
+        share = 0.0
+    preference = share * (CODE_FACTOR if unit.code else 1.0)
+    if valued:
+        preference += LITERAL_BONUS
+    preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
+    return _Scored(unit, share, preference, unit.terms, found / total)
+
+
+def _shares_a_character(term: str, words: frozenset[str]) -> bool:
+    """Whether a Chinese or Japanese term shares a character with one of ``words``. Word
+    segmentation cuts a question apart from the text ("查物流" gives "查", the text says
+    "查看"), and words built on one character are usually about one thing ("核查", "核对":
+    to check), so for the one-shared-word rule below such a term is not a missing word."""
+    if term.isascii():
+        return False
+    return any(ch in word for word in words if not word.isascii() for ch in term)
+
+
+def _new_literal(unit: Unit, asked: str) -> bool:
+    """Whether the unit holds a literal value the question does not already name."""
+    return any(value not in asked for value in unit.literals)
+
+
+def _value_in_section(first: _Scored, scored: list[_Scored], asked: str) -> _Scored | None:
+    """For a question asking for a value whose best unit states none: the preferred unit of
+    the same chunk (section) that holds one, e.g. the "Default: 500" line of an option whose
+    description answered the question's words."""
+    for candidate in scored:
+        unit = candidate.unit
+        if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and _new_literal(unit, asked)
+                and candidate.own > 0.0
+                and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
+            return candidate
+    return None
+
+
+def _quote(unit: Unit) -> str:
+    """The unit's text, with the code block or list it introduces when it ends in ":"."""
+    return unit.chunk.text[unit.start : introduced_end(unit.chunk.text, unit.end)]
 
 
 def _weights(
-    terms: list[str], candidates: list[_Candidate], given: dict[str, float] | None
+    terms: list[str], candidates: Sequence[Unit], given: dict[str, float] | None
 ) -> dict[str, float]:
     if given is not None:
         known = {t: max(float(given[t]), 0.0) for t in terms if t in given}
     else:
+        candidates = [c for c in candidates if c.size == 1]  # each sentence counted once
         n = len(candidates)
         known = {}
         for term in terms:
@@ -217,26 +267,29 @@ def _best_addition(
     terms: list[str],
     weights: dict[str, float],
     covered: set[str],
-    scored: list[tuple[float, _Candidate]],
-    chosen: list[_Candidate],
-) -> tuple[float, _Candidate | None]:
+    scored: list[_Scored],
+    chosen: list[_Scored],
+) -> tuple[float, _Scored | None]:
     best_gain, best = 0.0, None
     base = coverage(terms, covered, weights)
-    for _, candidate in scored:  # already in preference order, so ">" keeps the tie-break
-        if candidate in chosen:
-            continue
-        gain = coverage(terms, covered | candidate.terms, weights) - base
+    taken = {(c.unit.chunk.chunk_id, c.unit.start) for c in chosen}
+    spans = [(c.unit.chunk.chunk_id, c.unit.start, c.unit.end) for c in chosen]
+    for candidate in scored:  # already in preference order, so ">" keeps the tie-break
+        unit = candidate.unit
+        if (unit.chunk.chunk_id, unit.start) in taken or any(
+                cid == unit.chunk.chunk_id and unit.start < e and s < unit.end
+                for cid, s, e in spans):
+            continue  # overlapping what is already quoted
+        gain = coverage(terms, covered | candidate.covered, weights) - base
         if gain > best_gain + 1e-9:
             best_gain, best = gain, candidate
     return best_gain, best
 
 
-def _no_evidence_reason(
-    terms: list[str], scored: list[tuple[float, _Candidate]], best: float, threshold: float
-) -> str:
+def _no_evidence_reason(terms: list[str], any_unit: bool, best: float, threshold: float) -> str:
     if not terms:
         return "the question has no searchable terms"
-    if not scored:
+    if not any_unit:
         return "there is no permitted evidence to quote"
     return (
         f"the best sentence covers {best:.2f} of the question's terms; "
@@ -252,7 +305,7 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
 
     Still verbatim and cited; ``no_evidence`` when no sentence reaches ``min_score``.
     """
-    candidates = _candidates(evidence, settings.max_hits)
+    candidates = [u for u in units(evidence, settings.max_hits) if u.size == 1]
     notes: dict[str, object] = {"method": "semantic", "threshold": min_score}
     if not candidates:
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)

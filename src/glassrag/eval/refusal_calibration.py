@@ -188,7 +188,9 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
             kb._sync()
             found = run_retrieval(kb.store, kb.lexical, req)
         settings = kb.settings.answer
-        hits = list(found.hits)
+        # What decide() refuses whatever the thresholds swept here: a name no readable
+        # document mentions, dense evidence that does not stand out ([dense] min_margin).
+        hits = list(found.hits) if found.dense_stands_out and not found.unknown_names else []
         out.hits = [h.chunk.chunk_id for h in hits]
         out.dense = [h.scores.get("dense") for h in hits]
         lists = [hits] if mode != "dense" else [hits[:n] for n in range(1, len(hits) + 1)]

@@ -33,8 +33,9 @@ from glassrag.text.analysis import analyze
 
 # Part of every fingerprint: bump when analysis or chunking output changes for the same input,
 # so the next ingest re-processes everything. 2: the docs chunker (heading paths in the indexed
-# text) and documents recording where their roles came from.
-PIPELINE_VERSION = "2"
+# text) and documents recording where their roles came from. 3: whole identifiers and
+# camelCase parts as tokens, Japanese bigrams within one kind of writing.
+PIPELINE_VERSION = "3"
 
 Progress = Callable[[int, int], None]
 

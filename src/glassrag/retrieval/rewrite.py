@@ -168,6 +168,8 @@ def fuse_retrievals(question: Retrieval, rewritten: Retrieval, top_k: int,
         # As in hybrid search: the larger count, a lower bound on the union.
         max(question.blocked_count, rewritten.blocked_count),
         _fused(question.blocked, rewritten.blocked, k)[:blocked_limit],
+        # What the user's question names stays unknown whatever the rewrite says.
+        unknown_names=question.unknown_names,
     )
 
 

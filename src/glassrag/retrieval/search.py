@@ -11,7 +11,9 @@ row ids, which hidden documents shift.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import statistics
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -23,11 +25,11 @@ from glassrag.errors import EmptyQuery, InvalidInput
 from glassrag.records import DENSE_MODES, Fusion, Hit, Mode, Principal
 from glassrag.retrieval.fusion import fuse
 from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
-from glassrag.retrieval.query_terms import query_terms
+from glassrag.retrieval.query_terms import doc_freqs, query_terms
 from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_score, validate_terms
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
-from glassrag.text.analysis import unique_terms
+from glassrag.text.analysis import name_terms, unique_terms
 
 if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseRetriever
@@ -56,6 +58,20 @@ class Retrieval:
     hits: list[Hit]
     blocked_count: int
     blocked: list[Hit] = field(default_factory=list)
+    #: Names in the query (identifiers, Latin words in CJK text: see
+    #: :func:`~glassrag.text.analysis.name_terms`) that no chunk the principal may read holds.
+    unknown_names: tuple[str, ...] = ()
+    #: Dense and hybrid: how far the best permitted dense cosine stands above the median of
+    #: the query's permitted dense candidates, and the margin it needs (``[dense]
+    #: min_margin``) for dense evidence to count; None in the other modes.
+    dense_margin: float | None = None
+    dense_min_margin: float | None = None
+
+    @property
+    def dense_stands_out(self) -> bool:
+        """Whether the dense evidence reaches its margin (always, outside dense modes)."""
+        return (self.dense_margin is None or self.dense_min_margin is None
+                or self.dense_margin >= self.dense_min_margin)
 
 
 def check_text(value: str, field: str) -> str:
@@ -152,12 +168,14 @@ def retrieve(
             found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
                             vector, principal, top_k, blocked_limit,
                             only_dense=mode == Mode.DENSE, conceal=conceal)
+            found = _with_unknown_names(found, store, lexical, query, principal)
         return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
                                                   else ""), top_k)
     if mode == Mode.BM25:
         with guard:
             found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
                           field)
+            found = _with_unknown_names(found, store, lexical, query, principal)
         return _reranked(found, query, rerank, top_k)
     return _scanned(store, query, principal, top_k, mode, terms, blocked_limit, field, guard)
 
@@ -230,6 +248,20 @@ def _lexical(store: Store, lexical: LexicalIndex, terms: list[str], readable: se
     return lexical.search(terms, readable, limit, blocked_limit)
 
 
+def _with_unknown_names(found: Retrieval, store: Store, lexical: LexicalIndex, query: str,
+                        principal: Principal) -> Retrieval:
+    """``found`` with the query's names that no readable chunk holds (counted among the
+    chunks ``principal`` may read, so hidden documents never decide it)."""
+    names = name_terms(query)
+    if not names:
+        return found
+    tokens = list(dict.fromkeys(t for name in names for t in name))
+    counts = dict(zip(tokens, doc_freqs(lexical, tokens, readable_sets(store, principal),
+                                        set(store.rolesets())), strict=True))
+    unknown = tuple(name[0] for name in names if not any(counts[t] for t in name))
+    return dataclasses.replace(found, unknown_names=unknown) if unknown else found
+
+
 def readable_sets(store: Store, principal: Principal) -> set[int] | None:
     """The role-set ids ``principal`` may read (None: an admin, no filter)."""
     if principal.admin:
@@ -246,7 +278,9 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseRetriever,
     Fusion works on row ids and scores; only the fused top-k (and the few blocked
     candidates the status needs) are loaded from SQLite.
     """
-    pool = top_k if only_dense else max(top_k, settings.candidates)
+    # Dense mode reads as many candidates as hybrid too: they are the baseline its margin is
+    # measured against (only the best top_k become hits).
+    pool = max(top_k, settings.candidates)
     readable = readable_sets(store, principal)
     terms = query_terms(query, store, lexical, readable)
     permitted, blocked_count, blocked = dense.search(
@@ -254,15 +288,29 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseRetriever,
     if conceal:
         permitted = _by_chunk_order(store, permitted)
     dense_found = Matches(permitted, blocked_count, blocked)
+    margin, needed = dense_margin(permitted), settings.margin(dense.spec)
     if only_dense:
-        return _load_retrieval(store, principal, Mode.DENSE, terms, {"dense": dense_found},
-                               settings, top_k, blocked_limit)
-    lexical_found = (Matches(*_lexical(store, lexical, terms, readable, pool, blocked_limit,
-                                       conceal))
-                     if terms else Matches([], 0, []))
-    return _load_retrieval(store, principal, Mode.HYBRID, terms,
-                           {"bm25": lexical_found, "dense": dense_found}, settings, top_k,
-                           blocked_limit)
+        found = _load_retrieval(store, principal, Mode.DENSE, terms, {"dense": dense_found},
+                                settings, top_k, blocked_limit)
+    else:
+        lexical_found = (Matches(*_lexical(store, lexical, terms, readable, pool,
+                                           blocked_limit, conceal))
+                         if terms else Matches([], 0, []))
+        found = _load_retrieval(store, principal, Mode.HYBRID, terms,
+                                {"bm25": lexical_found, "dense": dense_found}, settings,
+                                top_k, blocked_limit)
+    return dataclasses.replace(found, dense_margin=margin, dense_min_margin=needed)
+
+
+def dense_margin(matches: Sequence[VectorMatch]) -> float | None:
+    """The best cosine minus the median cosine of ``matches`` (the query's dense candidates),
+    or None with fewer than two. A cosine relative to the query's own candidates: embedders
+    differ in where unrelated text scores (e5 puts it at 0.8-0.93), not in the passage that
+    answers standing out from the rest."""
+    if len(matches) < 2:
+        return None
+    scores = sorted((m.score for m in matches), reverse=True)
+    return scores[0] - float(statistics.median(scores))
 
 
 class Matches(NamedTuple):
@@ -347,9 +395,9 @@ def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieva
     else:
         raise InvalidInput(f"unknown rerank {rerank!r}; use lexical or cross:PATH",
                            field="rerank")
-    return Retrieval(found.mode, found.query_terms,
-                     reranker.rerank(query, found.hits)[:top_k], found.blocked_count,
-                     reranker.rerank(query, found.blocked) if found.blocked else [])
+    return dataclasses.replace(
+        found, hits=reranker.rerank(query, found.hits)[:top_k],
+        blocked=reranker.rerank(query, found.blocked) if found.blocked else [])
 
 
 def _no_terms(field: str) -> EmptyQuery:

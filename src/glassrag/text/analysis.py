@@ -10,8 +10,16 @@ then cut into script runs:
 * Han/kana when the text contains kana: character bigrams (Japanese). The choice is made
   for the whole text, not per run: Japanese prose has kanji-only runs between punctuation
   (``検索拡張生成、``) and they must be cut the same way as in a query that has kana around
-  the same word.
+  the same word (:func:`is_particle` names the bigrams that are only particles and endings).
 * Hangul: character bigrams (Korean).
+
+Identifiers and code tokens are matched whole as well as in parts: ``max_connections``,
+``starlette.config``, ``--force``, ``hide_input=True`` and ``v2.1`` also give the whole
+token (casefolded, not stemmed), and ``camelCase`` / ``PascalCase`` words also give their
+stemmed parts (``RedirectResponse``: ``redirect``, ``respons``). A query naming
+``max_connections`` then ranks the chunk holding exactly that above one holding
+``max_keepalive_connections``, which shares only the parts. These extra tokens come after
+the others.
 
 A one-character CJK run yields that character, so short queries never analyse to nothing.
 """
@@ -61,6 +69,43 @@ _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # the same on lowercased ASCII, but f
 _KANA_RE = re.compile(f"[{_KANA}]")
 _CJK_ANY_RE = re.compile(f"[{_HAN}{_KANA}{_HANGUL}]")
 _RUN_RE = re.compile(f"([{_HAN}{_KANA}]+)|([{_HANGUL}]+)|([^{_HAN}{_KANA}{_HANGUL}]+)")
+# One letter per character of a Japanese run: h(iragana), k(atakana) or c (kanji).
+_JA_KIND = str.maketrans({**{chr(c): "h" for c in range(0x3041, 0x30a0)},
+                          **{chr(c): "k" for c in range(0x30a1, 0x30fb)},
+                          **{chr(c): "k" for c in range(0x30fc, 0x3100)},
+                          **{chr(c): "k" for c in range(0x31f0, 0x3200)}})
+# Identifier-like tokens, matched on the text before casefolding: words joined by "_", ".",
+# "-", "=" or "/" (with an optional leading "-" or "--"), and camelCase words.
+_COMPOUND_RE = re.compile(
+    r"(?<![A-Za-z0-9_\-])-{0,2}[A-Za-z0-9]+(?:[_.=/\-]+[A-Za-z0-9]+)+"
+    r"|(?<![A-Za-z0-9_\-])--?[A-Za-z0-9][A-Za-z0-9]*"
+    r"|(?<![A-Za-z0-9_])[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+"
+    r"|(?<![A-Za-z0-9_])[A-Z]{2,}[a-z][A-Za-z0-9]*"
+)
+_CAMEL_PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+_CONNECTORS = frozenset("_.=/-")
+# Text with neither has no identifier: the common case, decided by two quick searches (a
+# character class first in the pattern lets the regex engine skip ahead; measured 3-8 times
+# faster than one search for the identifier shapes themselves).
+_CONNECTOR_HINT = re.compile(r"[_.=/\-][A-Za-z0-9]")
+# A capital after a lower-case letter ("getX") or before one after another capital
+# ("JSONResponse"); starting at the capital keeps the search as quick as the one above.
+_CAMEL_HINT = re.compile(r"[A-Z](?:(?<=[a-z][A-Z])|[A-Z][a-z])")
+_PIECE_SPLIT_RE = re.compile(r"[./=]+")
+# Names (name_terms): snake_case, dotted qualified names of identifiers (not file names:
+# the last part is longer than an extension or not lowercase), camelCase words, and
+# Capitalized-Hyphenated words of two letters or more a part (header names).
+_NAME_RE = re.compile(
+    r"(?<![A-Za-z0-9_.\-])(?:"
+    r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
+    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+    r"\.(?:[A-Za-z_][A-Za-z0-9_]{4,}|[A-Za-z_]*[A-Z_][A-Za-z0-9_]*)"
+    r"|[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z]{2,}[a-z][A-Za-z0-9]*"
+    r"|[A-Z][A-Za-z0-9]+(?:-[A-Z][A-Za-z0-9]+)+"
+    r")(?![A-Za-z0-9_\-])"
+)
+# Longer "identifiers" are URLs and paths, which never come back whole in a question.
+_MAX_COMPOUND_CHARS = 48
 
 # PyStemmer objects keep internal state and must not be shared between threads.
 _local = threading.local()
@@ -135,6 +180,73 @@ def _bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def is_particle(term: str) -> bool:
+    """Whether ``term`` is a Japanese bigram that starts in hiragana or runs from katakana
+    into hiragana (``ます``, ``すか``, ``の開``, ``ーは``): the particles and endings around
+    words. They are indexed like every bigram (they carry word order), but match almost
+    every chunk and say nothing about what it is about, so the answerer does not count
+    them as the question's words."""
+    if len(term) != 2:
+        return False
+    kinds = term.translate(_JA_KIND)
+    return kinds[0] == "h" or kinds == "kh"
+
+
+def _compounds(text: str) -> list[str]:
+    """The whole identifiers of ``text`` (casefolded) and the stemmed parts of its
+    camelCase words, in order: the tokens :func:`analyze` adds after the others."""
+    if _CONNECTOR_HINT.search(text) is None and _CAMEL_HINT.search(text) is None:
+        return []
+    out: list[str] = []
+    for match in _COMPOUND_RE.finditer(text):
+        word = match.group()
+        if len(word) > _MAX_COMPOUND_CHARS:
+            continue
+        if _CONNECTORS.intersection(word):
+            whole = word.lower()
+            out.append(whole)
+            # The pieces of a dotted name, a path or key=value that are identifiers
+            # themselves: "Context.call_on_close" is also "call_on_close".
+            pieces = [p for p in _PIECE_SPLIT_RE.split(whole) if p]
+            if len(pieces) > 1:
+                out.extend(p for p in pieces if _CONNECTORS.intersection(p))
+        else:  # camelCase
+            out.extend(_english(" ".join(_CAMEL_PART_RE.findall(word)).lower(), _ASCII_WORD_RE))
+    return out
+
+
+def name_terms(text: str) -> list[tuple[str, ...]]:
+    """The names in ``text``: tokens (as :func:`analyze` writes them) that each stand for one
+    specific thing. A question naming something that no document mentions cannot be
+    answered from them, however well they cover its other words.
+
+    Names are identifiers (``cache_size``, ``CliRunner``, ``Cache-Control``; a dotted name
+    ``click.Choice`` also goes by its last part, ``Choice``) and, in Chinese, Japanese or
+    Korean text, every word in Latin script (``Kubernetes``, ``QUIC``). Each name comes as
+    the tuple of the tokens it may appear as. Flags, file names and plain hyphenated words
+    (``--host``, ``mytool.py``, ``half-written``) are left out: questions make up examples.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    names: list[tuple[str, ...]] = []
+    for match in _NAME_RE.finditer(text):
+        word = match.group()
+        if len(word) > _MAX_COMPOUND_CHARS:
+            continue
+        if "." in word:  # a qualified name: the last part names the thing too
+            last = word.rsplit(".", 1)[1].lower()
+            names.append((word.lower(), *([last] if "_" in last else
+                                          _english(last, _ASCII_WORD_RE))))
+        elif _CONNECTORS.intersection(word):
+            names.append((word.lower(),))
+        else:
+            names.append(tuple(_english(word.lower(), _ASCII_WORD_RE)))
+    if _CJK_ANY_RE.search(text) is not None:  # a Latin word in CJK text is a name
+        for analyzer, _, tokens in _runs(_normalize(text)):
+            if analyzer == "english":
+                names.extend((t,) for t in tokens if len(t) > 1 and not t.isdigit())
+    return list(dict.fromkeys(n for n in names if n))
+
+
 def _runs(text: str) -> list[tuple[str, str, list[str]]]:
     japanese = _KANA_RE.search(text) is not None
     runs: list[tuple[str, str, list[str]]] = []
@@ -158,20 +270,24 @@ def analyze(text: str) -> list[str]:
     ['refund', 'return', 'within', '5', 'day']
     """
     if text.isascii():
-        return _english(text.lower(), _ASCII_WORD_RE)
+        return _english(text.lower(), _ASCII_WORD_RE) + _compounds(text)
+    extra = _compounds(unicodedata.normalize("NFKC", text))
     text = _normalize(text)
     if _CJK_ANY_RE.search(text) is None:
-        return _english(text)
-    return [token for _, _, tokens in _runs(text) for token in tokens]
+        return _english(text) + extra
+    return [token for _, _, tokens in _runs(text) for token in tokens] + extra
 
 
 def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
     """Return ``(analyzer, run_text, tokens)`` per script run, for ``glassrag analyze``.
 
-    ``analyzer`` is ``english``, ``chinese``, ``japanese`` or ``korean``; ``run_text`` is the
-    normalised run. Concatenating the tokens gives exactly :func:`analyze`'s result.
+    ``analyzer`` is ``english``, ``chinese``, ``japanese`` or ``korean``, and
+    ``identifiers`` for the whole identifiers and camelCase parts that come last; ``run_text``
+    is the normalised run. Concatenating the tokens gives exactly :func:`analyze`'s result.
     """
-    return _runs(_normalize(text))
+    runs = _runs(_normalize(text))
+    extra = _compounds(unicodedata.normalize("NFKC", text))
+    return runs + ([("identifiers", " ".join(extra), extra)] if extra else [])
 
 
 def unique_terms(tokens: Iterable[str]) -> list[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["split_sentences", "sentence_texts"]
+__all__ = ["code_spans", "split_sentences", "sentence_texts"]
 
 _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
 # A run of terminators and the quotes/brackets that close the sentence with them: Latin ones
@@ -181,6 +181,12 @@ def split_sentences(
         start = end
     _add(text, start, len(text), spans)
     return spans
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the lines inside fenced code blocks and reST literal blocks (the
+    lines :func:`split_sentences` keeps one to a sentence), in order."""
+    return _hard_breaks(text, False)[1] if "\n" in text else []
 
 
 def sentence_texts(text: str) -> list[str]:

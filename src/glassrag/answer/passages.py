@@ -1,0 +1,247 @@
+"""What the extractive answerer can quote: the sentences of the evidence, as units that know
+their block, whether they are code, a heading or carry a literal value.
+
+Documentation states facts in a few recurring shapes, and these units are cut to fit them:
+
+* a list item or paragraph whose first sentence names the thing and whose next sentence gives
+  the value ("``max_age`` - Sets the cache time. Defaults to ``600``."): a quote may be two
+  consecutive sentences of one block;
+* a sentence ending in ":" that introduces a code block or list: the quote carries that block
+  (:func:`introduced_end`);
+* a heading, which says what its section is about but answers nothing itself: it is never a
+  quote, but its words count for the sentences under it (the chunk's heading path).
+
+Everything here is a pure function of the chunk text; quotes stay verbatim slices of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from glassrag.records import Chunk, Hit
+from glassrag.text.analysis import analyze
+from glassrag.text.sentences import code_spans, split_sentences
+
+# The most characters of a block a sentence ending in ":" brings into its quote; a longer
+# block is cut at a line end (the quote stays a verbatim slice).
+MAX_INTRODUCED_CHARS = 480
+# A two-sentence unit is only made when both together stay this short.
+MAX_PAIR_CHARS = 420
+
+# A literal value: inline code, a number (not a list marker), a quoted string, a flag.
+_LITERAL = re.compile(
+    r"`[^`\n]+`"
+    r"|(?<![A-Za-z0-9_.])\d+(?:[.,]\d+)*(?![.)]\s)"
+    r"|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|\u201c[^\u201d\n]{1,60}\u201d|\u300c[^\u300d\n]{1,60}\u300d"
+    r"|(?<![A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9_-]*"
+    r"|(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z0-9]+)+|(?<![A-Za-z0-9_])[a-z]{2,}[A-Z][A-Za-z0-9]*"
+)
+# Lines that open a block of their own: the next line after a sentence ending in ":".
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|\|)")
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
+_ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+_ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
+_INTRODUCES = re.compile(r"[:\uff1a]\s*\Z")
+_ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")
+# Questions that ask for a value, a name or a way (what/which/how/where, how many, the
+# default), as opposed to yes/no questions: the answer to these is usually a literal.
+_SEEKS_LITERAL = re.compile(
+    r"\b(?:what|which|how|where|when|default|defaults)\b"
+    r"|\u9ed8\u8ba4|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u5927|\u591a\u4e45|\u54ea|\u4ec0\u4e48|\u600e|\u5982\u4f55"
+    r"|\u30c7\u30d5\u30a9\u30eb\u30c8|\u3044\u304f\u3064|\u4f55|\u3069\u306e|\u3069\u308c|\u3069\u3046|\u3069\u3053|\u3069\u3093\u306a|\u65b9\u6cd5",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One quotable unit: one sentence, or two consecutive sentences of one block."""
+
+    hit_index: int
+    sentence_index: int
+    chunk: Chunk
+    start: int
+    end: int
+    terms: frozenset[str]
+    block: int
+    code: bool
+    literals: tuple[str, ...]  # the literal values it holds, casefolded
+    size: int  # sentences in the unit
+    standing: float = 1.0  # its hit's retrieval score over the best hit's (0 to 1)
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text[self.start : self.end]
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    start: int
+    end: int
+    terms: frozenset[str]
+    block: int
+    code: bool
+    heading: bool
+    asks: bool  # a question (a FAQ entry): what follows it answers it
+
+
+def literals(text: str) -> tuple[str, ...]:
+    """The literal values in ``text`` (see :func:`has_literal`), casefolded, without the
+    backticks and quotes around them."""
+    return tuple(dict.fromkeys(
+        m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
+        for m in _LITERAL.finditer(text)))
+
+
+def has_literal(text: str) -> bool:
+    """Whether ``text`` holds a literal value: inline code, a number, a quoted string, a
+    ``--flag`` or an identifier (``snake_case``, ``camelCase``)."""
+    return _LITERAL.search(text) is not None
+
+
+def seeks_literal(question: str) -> bool:
+    """Whether ``question`` asks what, which, how, where or the default (in English, Chinese
+    or Japanese), whose answers are usually a literal value, rather than yes or no."""
+    return _SEEKS_LITERAL.search(question) is not None
+
+
+def heading_terms(chunk: Chunk) -> frozenset[str]:
+    """The analysed terms of the chunk's heading path and its document's title."""
+    return frozenset(analyze(f"{chunk.title}\n{chunk.heading or ''}"))
+
+
+def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
+    """The quotable units of the best ``max_hits`` hits, in hit and sentence order
+    (a chunk repeated in a fused list is read once)."""
+    out: list[Unit] = []
+    seen: set[str] = set()
+    best = max((h.score for h in evidence[:max_hits]), default=0.0)
+    for hit_index, hit in enumerate(evidence[:max_hits]):
+        chunk = hit.chunk
+        if chunk.chunk_id in seen:
+            continue
+        seen.add(chunk.chunk_id)
+        standing = min(max(hit.score / best, 0.0), 1.0) if best > 0 else 1.0
+        sentences = _sentences(chunk.text)
+        for index, sentence in enumerate(sentences):
+            if sentence.heading or not sentence.terms:
+                continue
+            following = sentences[index + 1] if index + 1 < len(sentences) else None
+            if following is not None and (following.heading or not following.terms):
+                following = None
+            if sentence.asks:
+                # A question in the documents is quoted with its answer, never alone.
+                if following is not None:
+                    out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
+                continue
+            out.append(_unit(hit_index, index, chunk, [sentence], standing))
+            if (following is not None and following.block == sentence.block
+                    and following.end - sentence.start <= MAX_PAIR_CHARS):
+                out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
+    return out
+
+
+def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[_Sentence],
+          standing: float) -> Unit:
+    start, end = parts[0].start, parts[-1].end
+    return Unit(hit_index, index, chunk, start, end,
+                frozenset().union(*(p.terms for p in parts)), parts[0].block,
+                all(p.code for p in parts), literals(chunk.text[start:end]), len(parts),
+                standing)
+
+
+def _sentences(text: str) -> list[_Sentence]:
+    """Sentences with their block number: consecutive sentences share a block unless a
+    blank line, a line that starts a block (list item, table row, heading, fence) or a
+    change between code and prose lies between them."""
+    code = code_spans(text)
+    out: list[_Sentence] = []
+    block = 0
+    previous_end = 0
+    previous_code: bool | None = None
+    for start, end in split_sentences(text, semicolons=True):
+        piece = text[start:end]
+        line_start = text.rfind("\n", 0, start) + 1
+        is_code = any(a <= start < b for a, b in code)
+        is_heading = _is_heading(text, start, end, line_start)
+        gap = text[previous_end:start]
+        new_line = "\n" in gap
+        if out and (
+            "\n\n" in gap.replace(" ", "").replace("\t", "")
+            or is_code or previous_code or is_heading or out[-1].heading
+            or (new_line and _LIST_ITEM.match(text, line_start))
+            or _FENCE.match(piece)
+        ):
+            block += 1
+        terms = frozenset() if _FENCE.match(piece) else frozenset(analyze(piece))
+        asks = not is_code and _ASKS.search(piece) is not None
+        out.append(_Sentence(start, end, terms, block, is_code, is_heading, asks))
+        previous_end, previous_code = end, is_code
+    return out
+
+
+def _is_heading(text: str, start: int, end: int, line_start: int) -> bool:
+    """An ATX heading line, or a line underlined with a reST adornment."""
+    if start == line_start and _ATX_HEADING.match(text, start):
+        return True
+    line_end = text.find("\n", end)
+    if line_end < 0 or text.find("\n", start, end) >= 0:
+        return False
+    next_end = text.find("\n", line_end + 1)
+    underline = text[line_end + 1 : next_end if next_end >= 0 else len(text)]
+    return bool(_ADORNMENT.match(underline)) and start == line_start
+
+
+def introduced_end(text: str, end: int) -> int:
+    """Where the block that the sentence ending at ``end`` introduces ends, or ``end``.
+
+    A sentence ending in ":" (or "：") introduces what follows it: a code block (to its
+    closing fence), a list or table (to the first blank line after which no item follows),
+    or an indented block. Cut at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
+    """
+    if not _INTRODUCES.search(text, 0, end):
+        return end
+    lines = _lines_after(text, end)
+    if not lines:
+        return end
+    first = text[lines[0][0] : lines[0][1]]
+    fence = _FENCE.match(first)
+    stop = end
+    for index, (a, b) in enumerate(lines):
+        line = text[a:b]
+        if a - end > MAX_INTRODUCED_CHARS and index:
+            break
+        if fence is not None:
+            stop = b
+            if index and line.strip().startswith(fence.group(1)[:3]):
+                break
+            continue
+        if not line.strip():
+            following = lines[index + 1] if index + 1 < len(lines) else None
+            if following is None or not _LIST_ITEM.match(text, following[0]):
+                break
+            continue
+        if index and _ATX_HEADING.match(line):
+            break
+        stop = b
+    return stop
+
+
+def _lines_after(text: str, end: int) -> list[tuple[int, int]]:
+    """(start, end) of the lines after the one holding ``end``, leading blank lines
+    skipped (the introduced block may follow one blank line)."""
+    line_end = text.find("\n", end)
+    if line_end < 0:
+        return []
+    out: list[tuple[int, int]] = []
+    pos = line_end + 1
+    while pos <= len(text):
+        nxt = text.find("\n", pos)
+        nxt = len(text) if nxt < 0 else nxt
+        out.append((pos, nxt))
+        pos = nxt + 1
+    while out and not text[out[0][0] : out[0][1]].strip():
+        out.pop(0)
+    return out

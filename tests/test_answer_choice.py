@@ -1,0 +1,139 @@
+"""Choosing the answer on documentation: the shapes facts take in docs (a name then its value,
+a sentence introducing a list or code, a section named by its heading, a FAQ question), and
+the refusal of a question naming something the documents never mention."""
+
+from __future__ import annotations
+
+from glassrag.answer.extractive import extractive_answer
+from glassrag.answer.passages import has_literal, introduced_end, seeks_literal, units
+from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
+
+
+def make_hit(chunk_id: str, text: str, *, heading: str | None = None, title: str = "Guide",
+             source: str = "guide.md") -> Hit:
+    chunk = Chunk(
+        chunk_id=chunk_id, doc_id=chunk_id.split("#")[0], ordinal=1, text=text, line_start=1,
+        line_end=1 + text.count("\n"), char_start=0, char_end=len(text), heading=heading,
+        roles=("public",), doc_version=1, content_hash="h", title=title, source=source,
+    )
+    return Hit(chunk=chunk, score=1.0)
+
+
+def quotes(question: str, hits: list[Hit]) -> list[str]:
+    draft = extractive_answer(question, hits)
+    assert draft.status == ANSWERED, draft.notes
+    for citation in draft.citations:  # verbatim, whatever the shape
+        assert any(citation.quote in h.chunk.text for h in hits)
+    return [c.quote for c in draft.citations]
+
+
+def test_the_value_in_the_next_sentence_of_the_list_item_is_quoted_with_its_name() -> None:
+    text = ("* `allow_credentials` - Indicate that cookies should be supported. Defaults to "
+            "`False`.\n"
+            "* `max_age` - Sets a maximum time in seconds for browsers to cache CORS responses."
+            " Defaults to `600`.\n")
+    hit = make_hit("mw#1", text, heading="Middleware › CORSMiddleware")
+    assert quotes("How long do browsers cache CORS responses by default?", [hit]) == [
+        "* `max_age` - Sets a maximum time in seconds for browsers to cache CORS responses. "
+        "Defaults to `600`."]
+
+
+def test_a_value_question_gets_the_value_line_of_the_section_its_sentence_is_in() -> None:
+    # An option reference: the description answers the question's words, the list above it
+    # holds the value.
+    text = ("## build.chunkSizeWarningLimit\n\n- **Type:** `number`\n- **Default:** `500`\n\n"
+            "Limit for chunk size warnings, in kB, applied by default to every chunk.\n")
+    hit = make_hit("build#7", text, heading="Build Options › build.chunkSizeWarningLimit")
+    assert quotes("What is the default limit for chunk size warnings?", [hit]) == [
+        "Limit for chunk size warnings, in kB, applied by default to every chunk.",
+        "- **Default:** `500`"]
+
+
+def test_a_sentence_ending_in_a_colon_brings_the_code_it_introduces() -> None:
+    text = ("Occasionally you want to see the 500 page itself. To keep the server error "
+            "from being raised, pass the flag:\n\n```python\n"
+            "client = TestClient(app, raise_server_exceptions=False)\n```\n\nMore text.")
+    quoted = quotes("How do I keep TestClient from raising the server error?",
+                    [make_hit("tc#1", text)])
+    assert quoted[0].endswith("raise_server_exceptions=False)\n```")
+    assert "More text" not in quoted[0]
+
+
+def test_a_sentence_ending_in_a_colon_brings_its_list() -> None:
+    text = ("The supported compression levels are:\n\n* `1` - fastest\n* `9` - smallest\n\n"
+            "Other prose.")
+    end = introduced_end(text, text.index(":") + 1)
+    assert text[:end].endswith("* `9` - smallest")
+    quoted = quotes("Which compression levels are supported?", [make_hit("gz#1", text)])
+    assert quoted == ["The supported compression levels are:\n\n* `1` - fastest\n"
+                      "* `9` - smallest"]
+
+
+def test_a_long_introduced_block_is_cut_at_a_line_end() -> None:
+    code = "\n".join(f"line_{i} = {i}" for i in range(200))
+    text = f"Configure it like this:\n\n```python\n{code}\n```"
+    end = introduced_end(text, text.index(":") + 1)
+    assert 400 < end < 700 and text[end - 1] != "\n" and text[end] == "\n"
+
+
+def test_the_section_whose_heading_matches_the_question_wins() -> None:
+    hits = [make_hit("resp#1", "Uses a 200 status code by default.",
+                     heading="Responses › JSONResponse"),
+            make_hit("resp#2", "Uses a 307 status code by default.",
+                     heading="Responses › RedirectResponse")]
+    assert quotes("What status code does RedirectResponse use by default?", hits) == [
+        "Uses a 307 status code by default."]
+
+
+def test_a_heading_is_never_the_quote() -> None:
+    hit = make_hit("cfg#1", "## Reading prefixed environment variables\n\n"
+                   "Pass `env_prefix` to only read variables with that prefix.",
+                   heading="Configuration › Reading prefixed environment variables")
+    assert quotes("How do I read only prefixed environment variables?", [hit]) == [
+        "Pass `env_prefix` to only read variables with that prefix."]
+    assert all("##" not in u.text for u in units([hit], 1))
+
+
+def test_a_question_in_the_documents_is_quoted_with_its_answer() -> None:
+    hit = make_hit("faq#1", "1. **How long are messages kept on the server?**\n\n"
+                   "Messages are kept for 3 days by default.")
+    assert quotes("How long are messages kept on the server?", [hit]) == [
+        "1. **How long are messages kept on the server?**\n\n"
+        "Messages are kept for 3 days by default."]
+
+
+def test_prose_wins_over_a_line_of_code_with_the_same_words() -> None:
+    text = ("```python\nredirect(url, status_code=301, default=True)\n```\n\n"
+            "Redirects use a 307 status code.")
+    assert quotes("What status code do redirects use by default?", [make_hit("r#1", text)]) == [
+        "Redirects use a 307 status code."]
+
+
+def test_literals_and_what_questions() -> None:
+    assert has_literal("Defaults to `600`.") and has_literal("最多会重试16次")
+    assert has_literal("set aclEnable to true") and has_literal("use --force")
+    assert not has_literal("Nothing literal here.")
+    assert seeks_literal("What is the default port?") and seeks_literal("默认端口是多少？")
+    assert seeks_literal("デフォルトのポートは何番ですか？")
+    assert not seeks_literal("Can I nest groups?") and not seeks_literal("需要重启吗？")
+
+
+def test_a_question_naming_something_unmentioned_gets_no_evidence() -> None:
+    # "What is the capital of France?" against a page that happens to say "France".
+    hit = make_hit("ship#1", "Parcels to France take four days; the capital city depot "
+                   "ships them.")
+    draft = extractive_answer("What is the capital of France?", [hit],
+                              unknown_names=("paris",))
+    assert draft.status == NO_EVIDENCE
+    assert "paris" in draft.notes["reason"]
+
+
+def test_one_shared_word_refuses_but_a_chinese_word_cut_apart_is_not_missing() -> None:
+    france = make_hit("ship#1", "Parcels to France take four days by road.")
+    assert extractive_answer("What is the capital of France?", [france]).status == NO_EVIDENCE
+    # The question segments as 查 + 物流, the text as 物流 + 查询 / 查看: one word shared
+    # exactly, the other within a word of the text; and 核查 ("check") beside 核对.
+    orders = make_hit("faq#1", "物流查询：进入订单页面后点“查看物流”，即可看到配送节点。")
+    assert "查看物流" in quotes("怎么查物流？", [orders])[0]
+    review = make_hit("review#1", "读回答时，先逐条核对引用是否出现在原文里。")
+    assert "核对引用" in quotes("应该如何核查回答？", [review])[0]

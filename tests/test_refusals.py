@@ -1,0 +1,118 @@
+"""Refusals through the knowledge base, in every mode: an off-topic question, one sharing a
+single word with an unrelated page, and one naming something no readable document mentions
+get ``no_evidence``; the same documents still answer what they do say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from glassrag import KnowledgeBase, Principal
+
+PUBLIC = Principal("p")
+MODES = ("bm25", "dense", "hybrid")
+
+
+@pytest.fixture
+def docs_kb(tmp_path: Path) -> KnowledgeBase:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "shipping.md").write_text(
+        "# Shipping\n\n## Delivery times\n\nParcels to France take four days by road. "
+        "Parcels to Canada take twelve days by sea.\n\n## Packing\n\n"
+        "Every parcel is packed in recycled cardboard.\n", encoding="utf-8")
+    (docs / "部署.md").write_text(
+        "# 部署\n\n集群部署需要三台机器，每台机器运行一个 Broker。\n\n"
+        "默认端口是 9876，可以在配置文件中修改。\n", encoding="utf-8")
+    (docs / "secret.md").write_text(
+        "---\nroles: [ops]\n---\n# Ops\n\nThe `KubeOperator` deploys the cluster on Kubernetes.\n",
+        encoding="utf-8")
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    report = kb.ingest([docs], embedder="hash:256")
+    assert report.failed == []
+    yield kb
+    kb.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_documents_still_answer_what_they_say(docs_kb: KnowledgeBase, mode: str) -> None:
+    answer = docs_kb.ask("How long do parcels to Canada take?", mode=mode, principal=PUBLIC)
+    assert answer.status == "answered" and "twelve days" in answer.answer
+    chinese = docs_kb.ask("集群部署需要几台机器？", mode=mode, principal=PUBLIC)
+    assert chinese.status == "answered" and "三台" in chinese.answer
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_shared_word_is_no_evidence(docs_kb: KnowledgeBase, mode: str) -> None:
+    answer = docs_kb.ask("What is the capital of France?", mode=mode, principal=PUBLIC)
+    assert answer.status == "no_evidence", answer.answer
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_off_topic_question_is_no_evidence(docs_kb: KnowledgeBase, mode: str) -> None:
+    answer = docs_kb.ask("Which football team won the league in 1998?", mode=mode,
+                         principal=PUBLIC)
+    assert answer.status == "no_evidence", answer.answer
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_name_no_readable_document_mentions_is_no_evidence(docs_kb: KnowledgeBase,
+                                                             mode: str) -> None:
+    # On-topic words (集群, 部署) but a product the readable documents never name.
+    answer = docs_kb.ask("如何用 Kubernetes 部署集群？", mode=mode, principal=PUBLIC)
+    assert answer.status == "no_evidence", answer.answer
+    assert "Kubernetes" not in answer.answer
+
+
+def test_unknown_names_are_counted_among_readable_chunks(docs_kb: KnowledgeBase) -> None:
+    from glassrag.retrieval.search import retrieve
+
+    store, lexical = docs_kb.store, docs_kb.lexical
+    question = "Does KubeOperator deploy the cluster on Kubernetes?"
+    # Only the ops page names it: unknown to the public, known to ops.
+    assert retrieve(store, lexical, question, PUBLIC, 5).unknown_names == ("kubeoper",)
+    ops = Principal("o", roles=["ops"])
+    assert retrieve(store, lexical, question, ops, 5).unknown_names == ()
+    assert retrieve(store, lexical, "如何用 Kubernetes 部署？", ops, 5).unknown_names == ()
+    assert retrieve(store, lexical, "如何用 Kubernetes 部署？", PUBLIC, 5).unknown_names == (
+        "kubernet",)
+
+
+def test_dense_margin_is_the_best_cosine_over_the_candidates_median() -> None:
+    from glassrag.retrieval.search import Retrieval, dense_margin
+    from glassrag.vectors.index import VectorMatch
+
+    assert dense_margin([VectorMatch(1, 0.93), VectorMatch(2, 0.90), VectorMatch(3, 0.88)]) \
+        == pytest.approx(0.03)
+    assert dense_margin([VectorMatch(1, 0.9)]) is None
+    flat = Retrieval("hybrid", ("x",), [], 0, dense_margin=0.01, dense_min_margin=0.02)
+    assert not flat.dense_stands_out
+    assert Retrieval("hybrid", ("x",), [], 0, dense_margin=0.03,
+                     dense_min_margin=0.02).dense_stands_out
+    assert Retrieval("bm25", ("x",), [], 0).dense_stands_out  # no dense side: no margin
+
+
+def test_min_margin_auto_is_per_embedder_kind_and_validated() -> None:
+    from pydantic import ValidationError
+
+    from glassrag.settings import DenseSettings
+
+    assert DenseSettings().margin("e5:multilingual-e5-small") == 0.02
+    assert DenseSettings().margin("st:all-MiniLM-L6-v2") == 0.0
+    assert DenseSettings(min_margin=0.05).margin("e5:x") == 0.05
+    with pytest.raises(ValidationError):
+        DenseSettings(min_margin=-0.1)
+
+
+@pytest.mark.parametrize("mode", ["dense", "hybrid"])
+def test_dense_evidence_that_does_not_stand_out_is_no_evidence(docs_kb: KnowledgeBase,
+                                                               mode: str) -> None:
+    question = "How long do parcels to Canada take?"
+    everyone = Principal("o", roles=["ops"])  # reads every page: nothing is blocked
+    assert docs_kb.ask(question, mode=mode, principal=everyone).status == "answered"
+    # A margin no candidate list reaches: every hit is as close as the others.
+    docs_kb.settings.dense = docs_kb.settings.dense.model_copy(
+        update={"min_margin": 2.0, "min_score": -1.0})
+    assert docs_kb.ask(question, mode=mode, principal=everyone).status == "no_evidence"
+    assert docs_kb.ask(question, mode="bm25", principal=everyone).status == "answered"
