@@ -12,8 +12,9 @@ Under ``conceal`` nothing returned may depend on unreadable chunks:
 * IDF is computed over the readable points only (``SearchParams.idf`` with the readable
   filter as corpus, Qdrant 1.19+), and the stored weights use a fixed average length;
 * dense search is exact (an HNSW graph's neighbourhoods include hidden points);
-* equal scores are ordered by (doc_id, ordinal), with every tie at the cut fetched, never
-  by point id, which hidden documents shift;
+* equal scores are ordered by (doc_id, ordinal), never by point id, which hidden documents
+  shift, with every tie at the cut fetched (always, so that ties come out in the embedded
+  index's order);
 * for the same reason hybrid lists are fused here, as the embedded index fuses them
   (``[dense] fusion``), not by Qdrant, whose fusion ranks equal scores by point id.
 
@@ -83,22 +84,21 @@ class _Scope:
 
     def ranked(self, using: str, query: Any, limit: int, threshold: float | None = None,
                exact: bool = False) -> Ranked:
-        """The readable top-``limit``; under conceal every tie at the cut is fetched and
-        equal scores are ordered by (doc_id, ordinal) before the cut."""
+        """The readable top-``limit``, equal scores ordered by (doc_id, ordinal) as the
+        embedded index orders them (and never by point id, which hidden documents shift).
+        Every tie at the cut is fetched first, so that order, not Qdrant's, decides which
+        of them make the cut."""
         params = self.params(exact)
-        found = self.query(using, query, self.readable, limit, threshold, params)
-        if not self.conceal:
-            return found
-        if len(found) == limit:
-            found = self._with_ties(using, query, limit, found[-1][1], threshold, params)
+        found = self.query(using, query, self.readable, limit + 1, threshold, params)
+        if len(found) > limit and found[limit][1] >= _floor(found[limit - 1][1]):
+            found = self._with_ties(using, query, limit, found[limit - 1][1], threshold, params)
         return [(rowid, score) for score, rowid in
                 by_chunk_order(self.store, [(score, rowid) for rowid, score in found])][:limit]
 
     def _with_ties(self, using: str, query: Any, limit: int, cut: float,
                    threshold: float | None, params: Any) -> Ranked:
         """Every readable point scoring at least (about) ``cut``, however many."""
-        # Everything scoring (about) the cut: float32 scores of equal chunks are equal.
-        floor = cut - max(abs(cut) * 1e-6, 1e-9)
+        floor = _floor(cut)
         if threshold is not None:
             floor = max(floor, threshold)
         more = 2 * limit
@@ -126,6 +126,12 @@ class _Scope:
         flt = m.Filter(must=must + ([self.roles] if self.roles is not None else []))
         return int(self.index.call("count", self.index.alias, count_filter=flt,
                                    exact=True).count)
+
+
+def _floor(cut: float) -> float:
+    """The lowest score that ties with ``cut``: float32 scores of equal chunks are equal,
+    the margin only absorbs rounding."""
+    return cut - max(abs(cut) * 1e-6, 1e-9)
 
 
 def search_terms(scope: _Scope, query: str) -> list[str]:
