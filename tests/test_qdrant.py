@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
-from glassrag.errors import GlassragError, InvalidInput
+from glassrag.errors import EmptyQuery, GlassragError, InvalidInput
 from glassrag.interfaces.cli.main import app
 from glassrag.retrieval.qdrant_index import QdrantIndex
 from glassrag.retrieval.query_terms import MAX_QUERY_TERMS
@@ -73,6 +73,17 @@ def test_equal_scores_keep_the_embedded_indexs_order(qdrant_kb: KnowledgeBase,
             assert got == want == [f"t{i:02}" for i in range(12)][:top_k]
     finally:
         embedded.close()
+
+
+def test_stop_words_only_are_refused_naming_the_callers_field(qdrant_kb: KnowledgeBase,
+                                                              tmp_path: Path) -> None:
+    qdrant_kb.ingest(write_jsonl(tmp_path / "d.jsonl", _records(1)))
+    with pytest.raises(EmptyQuery, match="the question has no searchable terms") as asked:
+        qdrant_kb.ask("the of and")
+    with pytest.raises(EmptyQuery, match="the query has no searchable terms") as searched:
+        qdrant_kb.search("the of and")
+    assert asked.value.details["field"] == "question"
+    assert searched.value.details["field"] == "query"
 
 
 def test_blocked_counts_are_the_unreadable_matching_chunks(qdrant_kb: KnowledgeBase,

@@ -25,7 +25,7 @@ again there; a point whose chunk is gone (a concurrent delete) is skipped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -35,7 +35,6 @@ from glassrag.retrieval.fusion import fuse
 from glassrag.retrieval.qdrant_index import DENSE, SPARSE, QdrantIndex
 from glassrag.retrieval.query_terms import MAX_QUERY_TERMS, rarest
 from glassrag.retrieval.readable_bm25 import by_chunk_order
-from glassrag.retrieval.search import Retrieval, _no_terms
 from glassrag.retrieval.sparse_bm25 import query_vector, term_index
 from glassrag.settings import DenseSettings
 from glassrag.store.database import Store
@@ -45,6 +44,17 @@ if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseRetriever
 
 Ranked = list[tuple[int, float]]  # (row id, score), best first
+
+
+class Found(NamedTuple):
+    """What a retrieval found, field for field a :class:`glassrag.retrieval.search.Retrieval`
+    (which the caller builds: this module sits below that one)."""
+
+    mode: Mode
+    query_terms: tuple[str, ...]
+    hits: list[Hit]
+    blocked_count: int
+    blocked: list[Hit]
 
 
 class _Scope:
@@ -146,15 +156,16 @@ def search_terms(scope: _Scope, query: str) -> list[str]:
 def retrieve(store: Store, index: QdrantIndex, query: str, principal: Principal, top_k: int,
              mode: Mode, blocked_limit: int, dense: DenseRetriever | None,
              query_vector: np.ndarray | None, settings: DenseSettings, conceal: bool,
-             field: str = "query") -> Retrieval:
+             ) -> Found:
     """``search.retrieve`` for bm25, dense and hybrid (``dense`` and the query's vector from
     its ``embed_query`` given for the latter two). Touches the store and Qdrant, never a
-    model: the caller embeds the query first."""
+    model: the caller embeds the query first. A bm25 query without searchable terms finds
+    nothing (no ``query_terms``), for the caller to refuse."""
     scope = _Scope(store, index, principal, conceal)
     terms = search_terms(scope, query)
     if mode == Mode.BM25:
         if not terms:
-            raise _no_terms(field)
+            return Found(Mode.BM25, (), [], 0, [])
         lists = {"bm25": scope.ranked(SPARSE, scope.sparse(terms), top_k)}
         blocked_count = scope.count_blocked(terms)
         blocked = scope.query(SPARSE, scope.sparse(terms), scope.unreadable,
@@ -188,7 +199,7 @@ def _dense_query(store: Store, index: QdrantIndex, dense: DenseRetriever,
 
 
 def _hybrid(store: Store, scope: _Scope, terms: list[str], vector: list[float], floor: float,
-            settings: DenseSettings, top_k: int, blocked_limit: int) -> Retrieval:
+            settings: DenseSettings, top_k: int, blocked_limit: int) -> Found:
     pool = max(top_k, settings.candidates)
     if scope.conceal:
         lists = {"dense": scope.ranked(DENSE, vector, pool, floor, exact=True)}
@@ -250,7 +261,7 @@ def _fused_by_qdrant(scope: _Scope, terms: list[str], vector: list[float], floor
 def _retrieval(store: Store, scope: _Scope, mode: Mode, terms: list[str],
                lists: dict[str, Ranked], fused: tuple[str, Ranked] | None, blocked_count: int,
                blocked_lists: dict[str, Ranked], top_k: int, blocked_limit: int,
-               blocked_method: str | None = None) -> Retrieval:
+               blocked_method: str | None = None) -> Found:
     order = fused[1] if fused else next(iter(lists.values()))
     hits = _hits(store, terms, order, lists, fused[0] if fused else None, top_k)
     blocked_order = (blocked_lists.get(blocked_method, []) if blocked_method
@@ -259,8 +270,8 @@ def _retrieval(store: Store, scope: _Scope, mode: Mode, terms: list[str],
     blocked = _hits(store, terms, blocked_order, blocked_legs, blocked_method, blocked_limit)
     # The truth's roles decide again (defence in depth: Qdrant filtered inside its search).
     can_read = scope.principal.can_read
-    return Retrieval(mode, tuple(terms), [h for h in hits if can_read(h.chunk.roles)],
-                     blocked_count, [h for h in blocked if not can_read(h.chunk.roles)])
+    return Found(mode, tuple(terms), [h for h in hits if can_read(h.chunk.roles)],
+                 blocked_count, [h for h in blocked if not can_read(h.chunk.roles)])
 
 
 def _hits(store: Store, terms: list[str], order: Ranked, lists: dict[str, Ranked],
