@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
-from glassrag.errors import GlassragError, InvalidInput
+from glassrag.errors import EmptyQuery, GlassragError, InvalidInput
 from glassrag.interfaces.cli.main import app
 from glassrag.retrieval.qdrant_index import QdrantIndex
 from glassrag.retrieval.query_terms import MAX_QUERY_TERMS
@@ -51,6 +51,39 @@ def test_readable_chunk_below_many_blocked_ones_is_found(qdrant_kb: KnowledgeBas
     assert [h.chunk.doc_id for h in found.hits] == ["open"]
     assert found.blocked_count == 60
     assert qdrant_kb.ask("Where was a heron seen?", principal=PUBLIC).status == "answered"
+
+
+def test_equal_scores_keep_the_embedded_indexs_order(qdrant_kb: KnowledgeBase,
+                                                    tmp_path: Path) -> None:
+    # Twelve chunks with the same text score the same; stored in a shuffled order, and one
+    # updated (a new row) after. Both indexes order the ties by doc_id, also at the top-k
+    # cut, where Qdrant alone would pick among them by point id.
+    order = [7, 3, 11, 0, 5, 9, 1, 10, 4, 8, 2, 6]
+    records = [{"doc_id": f"t{i:02}", "text": "same words exactly"} for i in order]
+    corpus = write_jsonl(tmp_path / "t.jsonl", records)
+    update = write_jsonl(tmp_path / "u.jsonl", [{**records[0], "text": "same words exactly."}])
+    embedded = KnowledgeBase.open(tmp_path / "embedded")
+    try:
+        for kb in (embedded, qdrant_kb):
+            kb.ingest(corpus)
+            kb.ingest(update)
+        for top_k in (1, 5, 12):
+            want = [h.chunk.doc_id for h in embedded.search("same words", top_k=top_k).hits]
+            got = [h.chunk.doc_id for h in qdrant_kb.search("same words", top_k=top_k).hits]
+            assert got == want == [f"t{i:02}" for i in range(12)][:top_k]
+    finally:
+        embedded.close()
+
+
+def test_stop_words_only_are_refused_naming_the_callers_field(qdrant_kb: KnowledgeBase,
+                                                              tmp_path: Path) -> None:
+    qdrant_kb.ingest(write_jsonl(tmp_path / "d.jsonl", _records(1)))
+    with pytest.raises(EmptyQuery, match="the question has no searchable terms") as asked:
+        qdrant_kb.ask("the of and")
+    with pytest.raises(EmptyQuery, match="the query has no searchable terms") as searched:
+        qdrant_kb.search("the of and")
+    assert asked.value.details["field"] == "question"
+    assert searched.value.details["field"] == "query"
 
 
 def test_blocked_counts_are_the_unreadable_matching_chunks(qdrant_kb: KnowledgeBase,

@@ -14,6 +14,7 @@ from conftest import write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.retrieval.qdrant_index import QdrantIndex
 from glassrag.settings import MAX_TOP_K
+from glassrag.store.integrity import check
 from qdrant_support import drop_collections, qdrant_kb_dir
 
 pytest_plugins = ["qdrant_fixtures"]  # the qdrant_backend fixture
@@ -43,6 +44,8 @@ def _assert_consistent(kb_dir: Path) -> tuple[int, int]:
     with KnowledgeBase.open(kb_dir) as kb:
         index = kb.lexical
         assert isinstance(index, QdrantIndex)
+        # Every stored chunk is a point exactly once, and nothing else is.
+        assert check(kb.store, index) == []
         status = kb.status()
         assert status["indexed_chunks"] == status["chunks"] == status["index"]["points"]
         assert status["applied_seq"] == status["last_seq"]
@@ -62,8 +65,9 @@ def _assert_consistent(kb_dir: Path) -> tuple[int, int]:
 @pytest.mark.parametrize("crash_at, first, second", [
     ("ingest.after_commit:1", 900, 600),  # the truth committed, Qdrant not yet told
     ("qdrant.after_upsert:2", 900, 600),  # part of the points written
-    ("qdrant.before_commit", 900, 600),  # every point written, the sequence not recorded
-    ("qdrant.rebuild.before_switch", 300, 900),  # the corpus doubled: a rebuild, killed
+    ("index.before_commit", 900, 600),  # every point written, the sequence not recorded
+    # The corpus doubled: a rebuild into a new collection, killed before the switch.
+    ("index.before_commit", 300, 900),
 ])
 def test_killed_ingest_is_repaired_on_open(tmp_path: Path, qdrant_backend: str,
                                            crash_at: str, first: int, second: int) -> None:

@@ -139,6 +139,13 @@ class ServerBusy(GlassragError):
     code = "busy"
 
 
+class QdrantUnavailable(GlassragError):
+    """Qdrant refused or failed a request (unreachable, wrong key, an old server)."""
+
+    status = 503
+    code = "index_unavailable"
+
+
 class LLMError(GlassragError):
     status = 502
     code = "llm_error"

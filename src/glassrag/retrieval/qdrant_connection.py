@@ -18,17 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from glassrag.errors import GlassragError, InvalidInput, needs_extra
+from glassrag.errors import GlassragError, InvalidInput, QdrantUnavailable, needs_extra
 from glassrag.settings import IndexSettings
 
 T = TypeVar("T")
-
-
-class QdrantUnavailable(GlassragError):
-    """Qdrant refused or failed a request (unreachable, wrong key, an old server)."""
-
-    status = 503
-    code = "index_unavailable"
 
 
 @dataclass

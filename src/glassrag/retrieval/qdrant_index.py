@@ -134,7 +134,9 @@ class QdrantIndex:
             touched = list(dict.fromkeys(doc_id for _, doc_id, _ in changes))
             name = self.target() or self.alias
             self._write_docs(store, name, touched, last)
-            crash_point("qdrant.before_commit")
+            # The embedded index's name for this stage: every point written, the applied
+            # change not yet recorded (so the same crash tests run on both).
+            crash_point("index.before_commit")
             self.refresh()  # another server may have gone further meanwhile: never go back
             self._set_meta(name, applied_seq=max(last, self.applied_seq))
             self.written = set(touched)
@@ -199,7 +201,7 @@ class QdrantIndex:
                      "dim": recorded[1] if recorded else None}
         self._create(name, self.meta)
         count = self._write_rows(store, name, store.index_rows(), last)
-        crash_point("qdrant.rebuild.before_switch")
+        crash_point("index.before_commit")  # every point written, nothing switched yet
         self._set_meta(name, applied_seq=last)
         self._switch(name, old)
         self.written = None
@@ -324,6 +326,19 @@ class QdrantIndex:
     # -- reads -------------------------------------------------------------------------
     def num_docs(self) -> int:
         return int(self.call("count", self.alias, exact=True).count) if self.meta else 0
+
+    def indexed_rowids(self) -> list[int]:
+        """Every point's id (a chunk's row id), for the consistency check."""
+        if not self.meta:
+            return []
+        ids: list[int] = []
+        offset = None
+        while True:
+            points, offset = self.call("scroll", self.alias, limit=1000, offset=offset,
+                                       with_payload=False, with_vectors=False)
+            ids.extend(int(p.id) for p in points)
+            if offset is None:
+                return ids
 
     def describe(self) -> dict[str, Any]:
         """Where the index lives and what it holds, for ``glassrag status``."""

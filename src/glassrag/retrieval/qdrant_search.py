@@ -12,8 +12,9 @@ Under ``conceal`` nothing returned may depend on unreadable chunks:
 * IDF is computed over the readable points only (``SearchParams.idf`` with the readable
   filter as corpus, Qdrant 1.19+), and the stored weights use a fixed average length;
 * dense search is exact (an HNSW graph's neighbourhoods include hidden points);
-* equal scores are ordered by (doc_id, ordinal), with every tie at the cut fetched, never
-  by point id, which hidden documents shift;
+* equal scores are ordered by (doc_id, ordinal), never by point id, which hidden documents
+  shift, with every tie at the cut fetched (always, so that ties come out in the embedded
+  index's order);
 * for the same reason hybrid lists are fused here, as the embedded index fuses them
   (``[dense] fusion``), not by Qdrant, whose fusion ranks equal scores by point id.
 
@@ -24,7 +25,7 @@ again there; a point whose chunk is gone (a concurrent delete) is skipped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -34,7 +35,6 @@ from glassrag.retrieval.fusion import fuse
 from glassrag.retrieval.qdrant_index import DENSE, SPARSE, QdrantIndex
 from glassrag.retrieval.query_terms import MAX_QUERY_TERMS, rarest
 from glassrag.retrieval.readable_bm25 import by_chunk_order
-from glassrag.retrieval.search import Retrieval, _no_terms
 from glassrag.retrieval.sparse_bm25 import query_vector, term_index
 from glassrag.settings import DenseSettings
 from glassrag.store.database import Store
@@ -44,6 +44,17 @@ if TYPE_CHECKING:
     from glassrag.dense.retriever import DenseRetriever
 
 Ranked = list[tuple[int, float]]  # (row id, score), best first
+
+
+class Found(NamedTuple):
+    """What a retrieval found, field for field a :class:`glassrag.retrieval.search.Retrieval`
+    (which the caller builds: this module sits below that one)."""
+
+    mode: Mode
+    query_terms: tuple[str, ...]
+    hits: list[Hit]
+    blocked_count: int
+    blocked: list[Hit]
 
 
 class _Scope:
@@ -83,22 +94,21 @@ class _Scope:
 
     def ranked(self, using: str, query: Any, limit: int, threshold: float | None = None,
                exact: bool = False) -> Ranked:
-        """The readable top-``limit``; under conceal every tie at the cut is fetched and
-        equal scores are ordered by (doc_id, ordinal) before the cut."""
+        """The readable top-``limit``, equal scores ordered by (doc_id, ordinal) as the
+        embedded index orders them (and never by point id, which hidden documents shift).
+        Every tie at the cut is fetched first, so that order, not Qdrant's, decides which
+        of them make the cut."""
         params = self.params(exact)
-        found = self.query(using, query, self.readable, limit, threshold, params)
-        if not self.conceal:
-            return found
-        if len(found) == limit:
-            found = self._with_ties(using, query, limit, found[-1][1], threshold, params)
+        found = self.query(using, query, self.readable, limit + 1, threshold, params)
+        if len(found) > limit and found[limit][1] >= _floor(found[limit - 1][1]):
+            found = self._with_ties(using, query, limit, found[limit - 1][1], threshold, params)
         return [(rowid, score) for score, rowid in
                 by_chunk_order(self.store, [(score, rowid) for rowid, score in found])][:limit]
 
     def _with_ties(self, using: str, query: Any, limit: int, cut: float,
                    threshold: float | None, params: Any) -> Ranked:
         """Every readable point scoring at least (about) ``cut``, however many."""
-        # Everything scoring (about) the cut: float32 scores of equal chunks are equal.
-        floor = cut - max(abs(cut) * 1e-6, 1e-9)
+        floor = _floor(cut)
         if threshold is not None:
             floor = max(floor, threshold)
         more = 2 * limit
@@ -128,6 +138,12 @@ class _Scope:
                                    exact=True).count)
 
 
+def _floor(cut: float) -> float:
+    """The lowest score that ties with ``cut``: float32 scores of equal chunks are equal,
+    the margin only absorbs rounding."""
+    return cut - max(abs(cut) * 1e-6, 1e-9)
+
+
 def search_terms(scope: _Scope, query: str) -> list[str]:
     """The query's distinct analysed terms; above :data:`MAX_QUERY_TERMS` the rarest among
     the chunks the principal may read (see :mod:`glassrag.retrieval.query_terms`)."""
@@ -140,15 +156,16 @@ def search_terms(scope: _Scope, query: str) -> list[str]:
 def retrieve(store: Store, index: QdrantIndex, query: str, principal: Principal, top_k: int,
              mode: Mode, blocked_limit: int, dense: DenseRetriever | None,
              query_vector: np.ndarray | None, settings: DenseSettings, conceal: bool,
-             field: str = "query") -> Retrieval:
+             ) -> Found:
     """``search.retrieve`` for bm25, dense and hybrid (``dense`` and the query's vector from
     its ``embed_query`` given for the latter two). Touches the store and Qdrant, never a
-    model: the caller embeds the query first."""
+    model: the caller embeds the query first. A bm25 query without searchable terms finds
+    nothing (no ``query_terms``), for the caller to refuse."""
     scope = _Scope(store, index, principal, conceal)
     terms = search_terms(scope, query)
     if mode == Mode.BM25:
         if not terms:
-            raise _no_terms(field)
+            return Found(Mode.BM25, (), [], 0, [])
         lists = {"bm25": scope.ranked(SPARSE, scope.sparse(terms), top_k)}
         blocked_count = scope.count_blocked(terms)
         blocked = scope.query(SPARSE, scope.sparse(terms), scope.unreadable,
@@ -182,7 +199,7 @@ def _dense_query(store: Store, index: QdrantIndex, dense: DenseRetriever,
 
 
 def _hybrid(store: Store, scope: _Scope, terms: list[str], vector: list[float], floor: float,
-            settings: DenseSettings, top_k: int, blocked_limit: int) -> Retrieval:
+            settings: DenseSettings, top_k: int, blocked_limit: int) -> Found:
     pool = max(top_k, settings.candidates)
     if scope.conceal:
         lists = {"dense": scope.ranked(DENSE, vector, pool, floor, exact=True)}
@@ -244,7 +261,7 @@ def _fused_by_qdrant(scope: _Scope, terms: list[str], vector: list[float], floor
 def _retrieval(store: Store, scope: _Scope, mode: Mode, terms: list[str],
                lists: dict[str, Ranked], fused: tuple[str, Ranked] | None, blocked_count: int,
                blocked_lists: dict[str, Ranked], top_k: int, blocked_limit: int,
-               blocked_method: str | None = None) -> Retrieval:
+               blocked_method: str | None = None) -> Found:
     order = fused[1] if fused else next(iter(lists.values()))
     hits = _hits(store, terms, order, lists, fused[0] if fused else None, top_k)
     blocked_order = (blocked_lists.get(blocked_method, []) if blocked_method
@@ -253,8 +270,8 @@ def _retrieval(store: Store, scope: _Scope, mode: Mode, terms: list[str],
     blocked = _hits(store, terms, blocked_order, blocked_legs, blocked_method, blocked_limit)
     # The truth's roles decide again (defence in depth: Qdrant filtered inside its search).
     can_read = scope.principal.can_read
-    return Retrieval(mode, tuple(terms), [h for h in hits if can_read(h.chunk.roles)],
-                     blocked_count, [h for h in blocked if not can_read(h.chunk.roles)])
+    return Found(mode, tuple(terms), [h for h in hits if can_read(h.chunk.roles)],
+                 blocked_count, [h for h in blocked if not can_read(h.chunk.roles)])
 
 
 def _hits(store: Store, terms: list[str], order: Ranked, lists: dict[str, Ranked],

@@ -215,11 +215,12 @@ def _on_qdrant(store: Store, index: QdrantIndex, query: str, principal: Principa
         vector = dense.embed_query(query)
     with guard:
         found = qdrant_search.retrieve(store, index, query, principal, top_k, Mode(mode),
-                                       blocked_limit, dense, vector, dense_settings, conceal,
-                                       field)
+                                       blocked_limit, dense, vector, dense_settings, conceal)
+    if mode == Mode.BM25 and not found.query_terms:
+        raise _no_terms(field)
     if mode != Mode.BM25 and not rerank:
         rerank = dense_settings.rerank
-    return _reranked(found, query, rerank, top_k)
+    return _reranked(Retrieval(*found), query, rerank, top_k)
 
 
 def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,

@@ -1,4 +1,5 @@
-"""Consistency checks between SQLite (the truth) and the lexical index derived from it.
+"""Consistency checks between SQLite (the truth) and the search index derived from it
+(Tantivy, or the Qdrant collection with ``[index] backend = "qdrant"``).
 
 Used after crashes and concurrent writers (tests/test_crash.py, benchmarks/crash_trials.py):
 an empty list means the knowledge base is whole: every stored chunk is indexed exactly once,
@@ -11,11 +12,15 @@ import json
 import sqlite3
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tantivy
 
 from glassrag.retrieval.lexical import STATE_NAME, LexicalIndex
 from glassrag.store.database import DB_NAME, Store
+
+if TYPE_CHECKING:
+    from glassrag.retrieval.search import SearchIndex
 
 __all__ = ["check", "on_disk"]
 
@@ -24,7 +29,9 @@ def _sample(values: set[int] | list[int]) -> str:
     return ", ".join(str(v) for v in sorted(values)[:5])
 
 
-def _indexed_rowids(lexical: LexicalIndex) -> list[int]:
+def _indexed_rowids(lexical: SearchIndex) -> list[int]:
+    if not isinstance(lexical, LexicalIndex):  # the Qdrant index: its point ids
+        return lexical.indexed_rowids()
     searcher = lexical.searcher
     total = int(searcher.num_docs)
     if not total:
@@ -34,7 +41,7 @@ def _indexed_rowids(lexical: LexicalIndex) -> list[int]:
     return [int(v or 0) for v in values]
 
 
-def _index_problems(store: Store, lexical: LexicalIndex) -> list[str]:
+def _index_problems(store: Store, lexical: SearchIndex) -> list[str]:
     problems = []
     if lexical.applied_seq != store.last_seq():
         problems.append(f"index applied change {lexical.applied_seq}, "
@@ -68,7 +75,7 @@ _DOCUMENT_CHECKS = (
 )
 
 
-def check(store: Store, lexical: LexicalIndex) -> list[str]:
+def check(store: Store, lexical: SearchIndex) -> list[str]:
     """Every inconsistency found, as one sentence each; empty when there is none."""
     problems = _index_problems(store, lexical)
     for what, sql in _DOCUMENT_CHECKS:
