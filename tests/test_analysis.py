@@ -195,3 +195,9 @@ def test_particles_are_japanese_bigrams_starting_in_hiragana_or_kana_endings() -
     assert [t for t in analyze("サーバーは起動しますか") if is_particle(t)] == [
         "ーは", "は起", "しま", "ます", "すか"]
     assert not any(is_particle(t) for t in ["起動", "動し", "サー", "refund", "检索"])
+
+
+def test_an_identifier_with_a_letter_that_casefolds_to_ascii_is_found_either_way() -> None:
+    # "ß" folds to "ss": the identifier is the one its casefolded spelling gives.
+    assert "ss=0" in analyze("ß=0") and "ss=0" in analyze("ss=0")
+    assert "strasse_name" in analyze("Straße_Name")

@@ -271,11 +271,20 @@ def analyze(text: str) -> list[str]:
     """
     if text.isascii():
         return _english(text.lower(), _ASCII_WORD_RE) + _compounds(text)
-    extra = _compounds(unicodedata.normalize("NFKC", text))
+    extra = _compounds(_identifier_text(text))
     text = _normalize(text)
     if _CJK_ANY_RE.search(text) is None:
         return _english(text) + extra
     return [token for _, _, tokens in _runs(text) for token in tokens] + extra
+
+
+def _identifier_text(text: str) -> str:
+    """Non-ASCII ``text`` as identifiers are looked for in it: NFKC, and every non-ASCII
+    character casefolded (``ß`` is ``ss``, as in the words around it) while ASCII letters
+    keep their case, which camelCase needs."""
+    text = unicodedata.normalize("NFKC", text)
+    folded = "".join(c if c.isascii() else c.casefold() for c in text)
+    return unicodedata.normalize("NFKC", folded)
 
 
 def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
@@ -286,7 +295,7 @@ def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
     is the normalised run. Concatenating the tokens gives exactly :func:`analyze`'s result.
     """
     runs = _runs(_normalize(text))
-    extra = _compounds(unicodedata.normalize("NFKC", text))
+    extra = _compounds(_identifier_text(text))
     return runs + ([("identifiers", " ".join(extra), extra)] if extra else [])
 
 
