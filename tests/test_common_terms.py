@@ -180,3 +180,22 @@ def test_blocked_count_follows_a_role_change(tmp_path: Path) -> None:
         found = base.search("工资", principal=Principal("p"))
         assert found.blocked_count == 0 and [h.chunk.doc_id for h in found.hits] == ["pay"]
 
+
+
+def test_sqlite_reads_through_a_memory_map(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "kb") as base:
+        assert base.store.db.execute("PRAGMA mmap_size").fetchone()[0] > 0
+
+
+def test_matched_terms_are_whole_tokens(tmp_path: Path) -> None:
+    # A term is matched only as a whole stored token, never inside a longer one.
+    docs = [{"doc_id": "a", "title": "T", "source": "a.txt", "roles": ["public"],
+             "text": "Refunds are paid back."},
+            {"doc_id": "b", "title": "T", "source": "b.txt", "roles": ["public"],
+             "text": "电影音乐 音乐会"}]
+    with KnowledgeBase.open(tmp_path / "kb") as base:
+        base.ingest([write_jsonl(tmp_path / "d.jsonl", docs)])
+        hit = base.search("fund refund", principal=Principal("p")).hits[0]
+        assert hit.matched_terms == ("refund",)
+        hits = base.search("音乐 电影 会", principal=Principal("p")).hits
+        assert [h.matched_terms for h in hits] == [("音乐", "电影")]

@@ -243,19 +243,22 @@ def _fused_hits(store: Store, terms: list[str],
                                    settings.rrf_k)
     fused = fused[:limit]
     rows = store.chunks_with_tokens([rowid for rowid, _ in fused])
+    # Stored tokens are joined by single spaces and no token holds a space, so a term is
+    # present exactly when " term " occurs in " tokens " (cheaper than a set per chunk).
+    needles = [(t, f" {t} ") for t in terms]
     hits = []
     for rank, (rowid, score) in enumerate(fused, start=1):
         row = rows.get(rowid)
         if row is None:  # index ahead of a concurrent delete; skip, never guess
             continue
         chunk, tokens = row
-        present = set(tokens.split())
+        padded = f" {tokens} "
         per_scores = {n: scores[n][rowid] for n in lists if rowid in scores[n]}
         per_ranks = {n: ranks[n][rowid] for n in lists if rowid in ranks[n]}
         if len(lists) > 1:
             per_scores[method], per_ranks[method] = score, rank
         hits.append(Hit(chunk=chunk, score=score,
-                        matched_terms=tuple(t for t in terms if t in present),
+                        matched_terms=tuple(t for t, n in needles if n in padded),
                         scores=per_scores, ranks=per_ranks))
     return hits
 
