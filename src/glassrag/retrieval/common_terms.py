@@ -32,10 +32,10 @@ if TYPE_CHECKING:
 
 Occur = tantivy.Occur
 #: A term is common for ranking when more than this share of the chunks hold it.
-RANK_SHARE = 0.5
+RANK_SHARE = 0.7
 #: The rare terms' best ``FETCH_FACTOR * k`` (at least ``MIN_FETCH``) chunks are rescored.
-FETCH_FACTOR = 2
-MIN_FETCH = 20
+FETCH_FACTOR = 3
+MIN_FETCH = 30
 #: Below this many postings a term's list is cheap to walk and nothing is gained.
 MIN_POSTINGS = 1024
 #: Relative slack on the bound, far above float32 rounding of a sum of up to 64 terms
@@ -106,14 +106,18 @@ def ranked(lexical: LexicalIndex, terms: Sequence[str], readable: Collection[int
     bound = (floor + lift) * (1 + _SLACK)
     # Only a candidate whose rare-term score plus every ceiling passes the bound can be
     # proven, so only those are rescored (and when too few are readable, none).
-    useful = [address for score, address in candidates if score + lift > bound]
-    roles = _role_sets(searcher, useful) if readable is not None else {}
-    readable_ones = (len(useful) if readable is None
-                     else sum(1 for r in roles.values() if r in readable))
-    if readable_ones < limit or len(useful) - readable_ones < blocked_limit:
+    useful = [(score, a) for score, a in candidates if score + lift > bound]
+    roles = _role_sets(searcher, [a for _, a in useful]) if readable is not None else {}
+    mine = [(score, a) for score, a in useful if readable is None or roles[_key(a)] in readable]
+    if len(mine) < limit or len(useful) - len(mine) < blocked_limit:
         return None
-    wanted = [a for a in useful
-              if blocked_limit or readable is None or roles[_key(a)] in readable]
+    if blocked_limit:
+        wanted = [a for _, a in useful]
+    else:
+        # A chunk's whole score is at least its rare-term score, so the limit-th readable
+        # one is at least `least`; a candidate that cannot reach it is not rescored.
+        least = mine[limit - 1][0] * (1 - _SLACK)
+        wanted = [a for score, a in mine if score + lift > least]
     rowids = [int(r or 0) for r in searcher.fast_field_values("rowid", wanted)]
     rescored = searcher.search(rescore_query(lexical, terms, rowids), limit=len(rowids),
                                count=False).hits
