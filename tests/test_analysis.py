@@ -144,3 +144,16 @@ def test_analyze_is_deterministic_and_normalisation_idempotent(query: str) -> No
     assert analyze(folded) == tokens
     assert all(token and not any(ch.isspace() for ch in token) for token in tokens)
     assert [t for _, _, run_tokens in analyze_runs(query) for t in run_tokens] == tokens
+
+
+def test_analyze_query_is_analyze_and_remembers_short_queries() -> None:
+    from glassrag.text import analysis
+
+    for query in ("退款规则是什么", "Refunds within 5 days", "検索拡張生成の仕組み", "x" * 1001):
+        assert analysis.analyze_query(query) == analyze(query)
+    before = analysis._remembered.cache_info().hits
+    analysis.analyze_query("退款规则是什么")
+    assert analysis._remembered.cache_info().hits == before + 1
+    # The caller may change its list without changing what is remembered.
+    analysis.analyze_query("退款规则是什么").append("x")
+    assert analysis.analyze_query("退款规则是什么") == analyze("退款规则是什么")

@@ -18,6 +18,7 @@ A one-character CJK run yields that character, so short queries never analyse to
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import tempfile
@@ -167,6 +168,24 @@ def analyze(text: str) -> list[str]:
     if _CJK_ANY_RE.search(text) is None:
         return _english(text)
     return [token for _, _, tokens in _runs(text) for token in tokens]
+
+
+# Questions repeat (people ask again, evaluations and benchmarks re-run their question
+# sets), and segmenting a Chinese one with jieba is most of its analysis. Long pasted
+# questions are not kept: the cache stays small.
+_QUERY_CACHE_CHARS = 1000
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered(text: str) -> tuple[str, ...]:
+    return tuple(analyze(text))
+
+
+def analyze_query(text: str) -> list[str]:
+    """:func:`analyze` for a query, remembering the last few thousand short ones."""
+    if len(text) > _QUERY_CACHE_CHARS:
+        return analyze(text)
+    return list(_remembered(text))
 
 
 def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
