@@ -20,6 +20,7 @@ Usage::
     python benchmarks/bench_core.py --docs 10000 --skip-peers
     python benchmarks/bench_core.py --lang zh --keep-kb            # keep the knowledge base
     python benchmarks/bench_core.py --lang zh --kb PATH            # searches only, on it
+    python benchmarks/bench_core.py --lang zh --dump-hits hits.json  # to compare versions
 
 Before the timings are reported, the first ``--verify`` queries (100) are checked against
 the whole query ranked exhaustively: the same hits, float32 scores and blocked counts.
@@ -303,6 +304,7 @@ def bench_glassrag(args: argparse.Namespace, corpus_paths: list[Path], queries: 
 
         searches: dict[str, Any] = {}
         top_docs: dict[str, list[list[str]]] = {}
+        dumped: dict[str, list[dict[str, Any]]] = {}
         for label, principal in principals.items():
             results: list[Any] = []
 
@@ -319,11 +321,19 @@ def bench_glassrag(args: argparse.Namespace, corpus_paths: list[Path], queries: 
             stats["mean_blocked_count"] = statistics.fmean(r.blocked_count for r in results)
             searches[label] = stats
             top_docs[label] = [[h.chunk.doc_id for h in r.hits] for r in results]
+            dumped[label] = [{"ids": [h.chunk.chunk_id for h in r.hits],
+                              "scores": [h.score for h in r.hits],
+                              "blocked": r.blocked_count} for r in results]
             print(f"  glassrag search [{label}]: p50 {stats['p50_ms']:.3f} ms, "
                   f"p99 {stats['p99_ms']:.3f} ms, cpu p50 {stats['cpu_p50_ms']:.3f} ms "
                   f"over {stats['n']} queries", flush=True)
         out["search"] = searches
         out["_top_docs"] = top_docs  # for the leak and agreement checks; not written out
+        if args.dump_hits:
+            # Scores as JSON floats round-trip exactly: two dumps (say, of two versions of
+            # the code on the same corpus) are equal only if every hit and score is.
+            args.dump_hits.write_text(json.dumps({"queries": queries, "hits": dumped}))
+            print(f"  glassrag hits written to {args.dump_hits}", flush=True)
         if args.verify:
             out["exact"] = verify_exact(kb, principals, queries[:args.verify])
             print(f"  glassrag exact against the whole query: {out['exact']}", flush=True)
@@ -499,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", type=Path, default=None,
                         help="time searches on this knowledge base (kept by an earlier run "
                              "with --keep-kb from the same corpus) instead of ingesting")
+    parser.add_argument("--dump-hits", type=Path, default=None,
+                        help="write every search's chunk ids, scores and blocked count here")
     parser.add_argument("--verify", type=int, default=100,
                         help="check the first N queries' hits and blocked counts against "
                              "the whole query ranked exhaustively (0: skip)")
