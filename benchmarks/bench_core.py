@@ -49,8 +49,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-if (HERE.parent / "src" / "glassrag").is_dir():
-    sys.path.insert(0, str(HERE.parent / "src"))  # run from a checkout without installing
+# Run from a checkout without installing; a PYTHONPATH set by the caller chooses the code
+# measured instead (to time two versions with one script).
+if (HERE.parent / "src" / "glassrag").is_dir() and not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, str(HERE.parent / "src"))
 
 import synth  # noqa: E402
 
@@ -146,9 +148,10 @@ def machine_info() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[pkg] = None
     commit = None
+    code = measured_code()
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         commit = subprocess.run(
-            ["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"],
+            ["git", "-C", str(code), "describe", "--always", "--dirty"],
             capture_output=True, text=True, timeout=10,
         ).stdout.strip() or None
     return {
@@ -159,8 +162,16 @@ def machine_info() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": versions,
-        "git": commit,
+        "git": commit,  # of the glassrag code measured
+        "glassrag_code": str(code),
     }
+
+
+def measured_code() -> Path:
+    """Where the glassrag package measured is imported from."""
+    import glassrag
+
+    return Path(glassrag.__file__).resolve().parent
 
 
 def load_average() -> list[float] | None:
@@ -370,7 +381,7 @@ def verify_exact(kb: Any, principals: dict[str, Any], queries: list[str]) -> dic
         sets = searcher.fast_field_values("roleset", [a for _, a in hits])
         counts = lexical.counts_by_roleset(text)
         for principal in principals.values():
-            readable = readable_sets(kb.store, principal)
+            readable = readable_sets(kb.store, principal) or set()  # no admin among them
             best = lexical._matches([h for h, r in zip(hits, sets, strict=True)
                                      if r in readable][:TOP_K])
             rows = kb.store.chunks_by_rowid([m.rowid for m in best])
@@ -383,6 +394,22 @@ def verify_exact(kb: Any, principals: dict[str, Any], queries: list[str]) -> dic
 
 
 # -- peers -----------------------------------------------------------------------------------
+def cached_tokens(path: Path | None, records: list[dict[str, Any]],
+                  analyze: Callable[[str], list[str]]) -> tuple[list[list[str]], float]:
+    """The peers' corpus tokens, read from ``path`` when an earlier run of the same corpus
+    wrote it (tokenizing 100k Chinese documents with jieba takes minutes)."""
+    if path is not None and path.exists():
+        t0 = time.perf_counter()
+        cached = json.loads(path.read_text())
+        if cached["docs"] == [r["doc_id"] for r in records]:
+            return cached["tokens"], time.perf_counter() - t0
+        raise SystemExit(f"{path} holds the tokens of another corpus")
+    tokens, seconds = tokenize_corpus(records, analyze)
+    if path is not None:
+        path.write_text(json.dumps({"docs": [r["doc_id"] for r in records], "tokens": tokens}))
+    return tokens, seconds
+
+
 def tokenize_corpus(records: list[dict[str, Any]], analyze: Callable[[str], list[str]]
                     ) -> tuple[list[list[str]], float]:
     t0 = time.perf_counter()
@@ -509,6 +536,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", type=Path, default=None,
                         help="time searches on this knowledge base (kept by an earlier run "
                              "with --keep-kb from the same corpus) instead of ingesting")
+    parser.add_argument("--peer-tokens", type=Path, default=None,
+                        help="keep the peers' corpus tokens in this file, and reuse them")
     parser.add_argument("--dump-hits", type=Path, default=None,
                         help="write every search's chunk ids, scores and blocked count here")
     parser.add_argument("--verify", type=int, default=100,
@@ -519,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     load_at_start = load_average()
+    print(f"glassrag code: {measured_code()}", flush=True)
     print(f"corpus: {args.docs} {args.lang} docs, seed {args.seed}; load average "
           f"{load_at_start} on {os.cpu_count()} CPUs", flush=True)
     if load_at_start and load_at_start[0] > 0.5 * (os.cpu_count() or 1):
@@ -582,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.skip_peers:
         print("peers (same corpus, pre-tokenized):", flush=True)
-        corpus_tokens, tok_s = tokenize_corpus(records, analyze)
+        corpus_tokens, tok_s = cached_tokens(args.peer_tokens, records, analyze)
         print(f"  tokenized corpus for peers in {tok_s:.2f} s", flush=True)
         peers: dict[str, Any] = {"corpus_tokenize_s": tok_s}
         import numpy as np
