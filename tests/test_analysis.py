@@ -201,3 +201,16 @@ def test_an_identifier_with_a_letter_that_casefolds_to_ascii_is_found_either_way
     # "ß" folds to "ss": the identifier is the one its casefolded spelling gives.
     assert "ss=0" in analyze("ß=0") and "ss=0" in analyze("ss=0")
     assert "strasse_name" in analyze("Straße_Name")
+
+
+def test_analyze_query_is_analyze_and_remembers_short_queries() -> None:
+    from glassrag.text import analysis
+
+    for query in ("退款规则是什么", "Refunds within 5 days", "検索拡張生成の仕組み", "x" * 1001):
+        assert analysis.analyze_query(query) == analyze(query)
+    before = analysis._remembered.cache_info().hits
+    analysis.analyze_query("退款规则是什么")
+    assert analysis._remembered.cache_info().hits == before + 1
+    # The caller may change its list without changing what is remembered.
+    analysis.analyze_query("退款规则是什么").append("x")
+    assert analysis.analyze_query("退款规则是什么") == analyze("退款规则是什么")

@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,8 @@ import tantivy
 
 from glassrag.faults import crash_point
 from glassrag.locks import exclusive
+from glassrag.records import PUBLIC_ROLE
+from glassrag.retrieval import blocked_counts, common_terms
 from glassrag.store.database import Store
 
 STATE_NAME = "state.json"
@@ -34,10 +36,12 @@ _ROLESET_COUNTS = {"by_roleset": {"terms": {"field": "roleset", "size": 10_000}}
 _ROLESET_TOKENS = {"by_roleset": {"terms": {"field": "roleset", "size": 10_000},
                                   "aggs": {"tokens": {"sum": {"field": "length"}}}}}
 # Bump when the index layout changes; an index with another format is rebuilt.
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 # Joins a term and its frequency in the ``repeats`` field ("refund\x1f3"); analysed tokens
 # never contain it, so "refund\x1f" is a prefix of refund's entries only.
 REPEAT = "\x1f"
+# Joins a term and a role-set id in the ``restricted`` field ("refund\x1e3").
+RESTRICTED = "\x1e"
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,22 @@ def _schema() -> tantivy.Schema:
     builder.add_unsigned_field("length", stored=False, fast=True, indexed=False)
     builder.add_text_field("repeats", stored=False, tokenizer_name="whitespace",
                            index_option="basic")
+    # For counting blocked matches by walking only the postings of chunks that some
+    # principal may not read: "term<RESTRICTED>roleset" for each distinct term of a chunk
+    # whose role set is not public (public chunks are never blocked).
+    builder.add_text_field("restricted", stored=False, tokenizer_name="whitespace",
+                           index_option="basic")
     return builder.build()
+
+
+def _public_sets(store: Store) -> set[int]:
+    """Role-set ids every principal may read (those holding the public role)."""
+    return {rid for rid, roles in store.rolesets().items() if PUBLIC_ROLE in roles}
+
+
+def restricted_terms(words: Iterable[str], roleset: int) -> str:
+    """The ``restricted`` field's text for a chunk of role set ``roleset``."""
+    return " ".join(f"{w}{RESTRICTED}{roleset}" for w in words)
 
 
 class LexicalIndex:
@@ -126,7 +145,7 @@ class LexicalIndex:
             if self.applied_seq > 0 or self.index.searcher().num_docs > 0:
                 for doc_id in touched:
                     writer.delete_documents_by_term("doc_id", doc_id)
-            self._add_rows(writer, store.index_rows(touched))
+            self._add_rows(writer, store.index_rows(touched), _public_sets(store))
             crash_point("index.before_commit")
             writer.commit()
             writer.wait_merging_threads()
@@ -141,7 +160,7 @@ class LexicalIndex:
             last = store.last_seq()
             writer = self.index.writer(heap_size=128_000_000, num_threads=1)
             writer.delete_all_documents()
-            added = self._add_rows(writer, store.index_rows())
+            added = self._add_rows(writer, store.index_rows(), _public_sets(store))
             writer.commit()
             writer.wait_merging_threads()
             self._write_state(last)
@@ -149,7 +168,8 @@ class LexicalIndex:
             return added
 
     def _add_rows(
-        self, writer: tantivy.IndexWriter, rows: Iterator[tuple[int, str, int, str]]
+        self, writer: tantivy.IndexWriter, rows: Iterator[tuple[int, str, int, str]],
+        public: Collection[int],
     ) -> int:
         added = 0
         for rowid, doc_id, roleset, tokens in rows:
@@ -164,6 +184,8 @@ class LexicalIndex:
             if len(counts) < len(words):
                 doc.add_text("repeats", " ".join(
                     f"{w}{REPEAT}{n}" for w, n in counts.items() if n > 1))
+            if roleset not in public:
+                doc.add_text("restricted", restricted_terms(counts, roleset))
             writer.add_document(doc)
             added += 1
         return added
@@ -189,11 +211,9 @@ class LexicalIndex:
 
     # -- search --------------------------------------------------------------------------
     def _text_query(self, terms: Sequence[str]) -> tantivy.Query:
+        # One clause per term, any of them matching: common_terms relies on this shape.
         return tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "tokens", term))
-                for term in terms
-            ]
+            [(tantivy.Occur.Should, self.term_query(term)) for term in terms]
         )
 
     def search(
@@ -213,10 +233,22 @@ class LexicalIndex:
         if not terms:
             return [], 0, []
         text = self._text_query(terms)
-        searcher = self.searcher
+        # A query holding a very common term is ranked and counted without walking that
+        # term's whole list when the result can be proven the same (see common_terms).
+        fast = common_terms.ranked(self, terms, readable, limit, blocked_limit)
         if readable is None:
-            return self._matches(searcher.search(text, limit=limit, count=False).hits), 0, []
+            hits = fast[0] if fast else self.searcher.search(text, limit=limit,
+                                                              count=False).hits
+            return self._matches(hits), 0, []
+        allowed, outside = fast or self._ranked(text, readable, limit, blocked_limit)
+        return (self._matches(allowed[:limit]), self._blocked_count(readable, terms),
+                self._matches(outside[:blocked_limit]))
+
+    def _ranked(self, text: tantivy.Query, readable: Collection[int], limit: int,
+                blocked_limit: int) -> tuple[list, list]:
+        """The best ``limit`` readable and ``blocked_limit`` unreadable hits of ``text``."""
         fetch = max(4 * limit, 40, blocked_limit)
+        searcher = self.searcher
         hits = searcher.search(text, limit=fetch, count=False).hits
         sets = searcher.fast_field_values("roleset", [a for _, a in hits]) if hits else []
         exhausted = len(hits) < fetch
@@ -226,8 +258,7 @@ class LexicalIndex:
             allowed = self._filtered(text, readable, limit, Occur.Must)
         if len(outside) < blocked_limit and not exhausted:
             outside = self._filtered(text, readable, blocked_limit, Occur.MustNot)
-        return (self._matches(allowed[:limit]), self._blocked_count(text, readable),
-                self._matches(outside[:blocked_limit]))
+        return allowed, outside
 
     def _filtered(self, text: tantivy.Query, readable: Collection[int], limit: int,
                   occur: Occur) -> list:
@@ -239,9 +270,9 @@ class LexicalIndex:
         query = tantivy.Query.boolean_query([(Occur.Must, text), (occur, clause)])
         return self.searcher.search(query, limit=limit, count=False).hits
 
-    def _blocked_count(self, text: tantivy.Query, readable: Collection[int]) -> int:
-        """Matching chunks per role set in one aggregation pass; sum the unreadable ones."""
-        return sum(n for rid, n in self.counts_by_roleset(text).items() if rid not in readable)
+    def _blocked_count(self, readable: Collection[int], terms: Sequence[str]) -> int:
+        """How many chunks outside ``readable`` match (see blocked_counts)."""
+        return blocked_counts.blocked_count(self, terms, readable)
 
     def counts_by_roleset(self, query: tantivy.Query) -> dict[int, int]:
         """How many chunks match ``query``, per role-set id (one aggregation pass)."""
@@ -251,6 +282,11 @@ class LexicalIndex:
     # -- readable-set statistics (the ``conceal`` path; see readable_bm25) ----------------
     def term_query(self, term: str) -> tantivy.Query:
         return tantivy.Query.term_query(self.schema, "tokens", term)
+
+    def restricted_query(self, term: str, roleset: int) -> tantivy.Query:
+        """Chunks of role set ``roleset`` (not a public one) holding ``term``."""
+        return tantivy.Query.term_query(self.schema, "restricted",
+                                        f"{term}{RESTRICTED}{roleset}")
 
     def text_query(self, terms: Sequence[str]) -> tantivy.Query:
         """Chunks holding any of ``terms``."""

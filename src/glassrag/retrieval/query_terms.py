@@ -19,7 +19,7 @@ import tantivy
 
 from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.store.database import Store
-from glassrag.text.analysis import analyze, unique_terms
+from glassrag.text.analysis import analyze_query, unique_terms
 
 #: Most distinct analysed terms a query is searched with (normal questions have < 30).
 MAX_QUERY_TERMS = 64
@@ -31,7 +31,7 @@ def query_terms(query: str, store: Store, lexical: LexicalIndex,
 
     ``readable`` is the role-set ids the principal may read (None: all, an admin).
     """
-    terms = unique_terms(analyze(query))
+    terms = unique_terms(analyze_query(query))
     if len(terms) <= MAX_QUERY_TERMS:
         return terms
     return rarest(terms, doc_freqs(lexical, terms, readable, set(store.rolesets())))

@@ -362,18 +362,21 @@ def _fused_hits(store: Store, terms: list[str],
                  weights={"bm25": settings.bm25_weight, "dense": settings.dense_weight},
                  limit=limit)
     rows = store.chunks_with_tokens([f.key for f in fused])
+    # Stored tokens are joined by single spaces and no token holds a space, so a term is
+    # present exactly when " term " occurs in " tokens " (cheaper than a set per chunk).
+    needles = [(t, f" {t} ") for t in terms]
     hits = []
     for f in fused:
         row = rows.get(f.key)
         if row is None:  # index ahead of a concurrent delete; skip, never guess
             continue
         chunk, tokens = row
-        present = set(tokens.split())
+        padded = f" {tokens} "
         per_scores, per_ranks = dict(f.scores), dict(f.ranks)
         if len(lists) > 1:
             per_scores[method.value], per_ranks[method.value] = f.score, f.rank
         hits.append(Hit(chunk=chunk, score=f.score,
-                        matched_terms=tuple(t for t in terms if t in present),
+                        matched_terms=tuple(t for t, n in needles if n in padded),
                         scores=per_scores, ranks=per_ranks))
     return hits
 

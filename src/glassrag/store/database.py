@@ -176,6 +176,9 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
+        # Read pages through a memory map rather than a read() and a copy each: loading a
+        # search's hits touches a few random pages per hit (about 15% of that time).
+        self.db.execute("PRAGMA mmap_size=1073741824")
         self._migrate()
 
     def _migrate(self) -> None:

@@ -26,6 +26,7 @@ A one-character CJK run yields that character, so short queries never analyse to
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import tempfile
@@ -285,6 +286,24 @@ def _identifier_text(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     folded = "".join(c if c.isascii() else c.casefold() for c in text)
     return unicodedata.normalize("NFKC", folded)
+
+
+# Questions repeat (people ask again, evaluations and benchmarks re-run their question
+# sets), and segmenting a Chinese one with jieba is most of its analysis. Long pasted
+# questions are not kept: the cache stays small.
+_QUERY_CACHE_CHARS = 1000
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered(text: str) -> tuple[str, ...]:
+    return tuple(analyze(text))
+
+
+def analyze_query(text: str) -> list[str]:
+    """:func:`analyze` for a query, remembering the last few thousand short ones."""
+    if len(text) > _QUERY_CACHE_CHARS:
+        return analyze(text)
+    return list(_remembered(text))
 
 
 def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
