@@ -6,7 +6,7 @@ import pytest
 
 from glassrag.errors import InvalidInput
 from glassrag.retrieval.scorers import (
-    SEED_STOPWORDS,
+    OVERLAP_STOPWORDS,
     overlap_score,
     overlap_tokens,
     terms_score,
@@ -15,9 +15,9 @@ from glassrag.retrieval.scorers import (
 
 
 def test_seed_stop_list() -> None:
-    assert len(SEED_STOPWORDS) == 31
-    assert {"the", "which", "should", "before"} <= SEED_STOPWORDS
-    assert "not" not in SEED_STOPWORDS
+    assert len(OVERLAP_STOPWORDS) == 31
+    assert {"the", "which", "should", "before"} <= OVERLAP_STOPWORDS
+    assert "not" not in OVERLAP_STOPWORDS
 
 
 def test_overlap_tokens_fold_plurals_before_the_stop_check() -> None:

@@ -392,7 +392,7 @@ def build_trace(trace_id: str, req: Request, settings: Settings,
 
 def _log(path: Path, req: Request, status: str, found: Retrieval,
          citations: Sequence[Citation]) -> None:
-    """The seed-000 exercise's retrieval log: one JSON line per question."""
+    """The retrieval log (``ask --log``): one JSON line per question."""
     line = {"question": req.question, "roles": list(req.principal.roles), "status": status,
             "top_score": round(found.hits[0].score, 6) if found.hits else 0.0,
             "citations": [c.source for c in citations]}

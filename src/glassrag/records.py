@@ -29,8 +29,8 @@ class Mode(_Name):
     BM25 = "bm25"  # Tantivy BM25
     DENSE = "dense"  # cosine over the embedder's vectors
     HYBRID = "hybrid"  # both, fused
-    OVERLAP = "overlap"  # seed 000's keyword overlap
-    TERMS = "terms"  # explicit terms (seed 001's --terms)
+    OVERLAP = "overlap"  # keyword overlap of plain tokens (retrieval.scorers)
+    TERMS = "terms"  # 1-5 explicit terms, substring match (retrieval.scorers)
 
 
 #: The modes a caller can choose by name alone (``terms`` comes with its terms), as the

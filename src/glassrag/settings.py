@@ -139,7 +139,7 @@ class SearchSettings(_Section):
 
 
 # Cosine similarity below which a dense hit is not evidence, by embedder kind, for
-# ``[dense] min_score = "auto"``. 0.3 is seed 002's threshold, right for all-MiniLM-L6-v2.
+# ``[dense] min_score = "auto"``. 0.3 is right for all-MiniLM-L6-v2.
 # multilingual-e5-small compresses scores into ~0.75-0.95: the gold passage of 98 % of sampled
 # xquad-en / cmrc2018-dev questions scored >= 0.795 / 0.864 (benchmarks/RESULTS.md).
 DEFAULT_MIN_SCORE = 0.3
@@ -444,8 +444,8 @@ keep_hidden = false
 
 [chunking]
 # Default strategy per input kind: docs | structure | sentences | punctuation | window
-# docs follows the document's sections (Markdown, reStructuredText); structure is seed
-# 001's strict rules (a blank line ends a chunk, an over-long line is an error).
+# docs follows the document's sections (Markdown, reStructuredText); structure is strict
+# rules (a blank line ends a chunk, an over-long line is an error).
 markdown = "docs"
 rst = "docs"
 text = "structure"
@@ -471,7 +471,7 @@ disclosure = "disclose"
 [search]
 # How many hits a search returns (search --top-k), at most 1000.
 top_k = 10
-# bm25 (Tantivy), dense, hybrid (both, fused), overlap (the seed-000 keyword overlap),
+# bm25 (Tantivy), dense, hybrid (both, fused), overlap (plain keyword overlap),
 # terms (explicit --terms)
 mode = "bm25"
 
@@ -481,9 +481,9 @@ mode = "bm25"
 # (any OpenAI-compatible /v1/embeddings endpoint) or "hash:DIM" (lexical, no model).
 # Empty: no vectors until an ingest or search names one with --embedder.
 embedder = ""
-# Cosine similarity below which a dense hit is not evidence (seed 002's threshold). "auto"
+# Cosine similarity below which a dense hit is not evidence. "auto"
 # takes the embedder's: 0.8 for e5: (E5 scores sit high; unrelated passages still reach
-# ~0.8), 0.3 for the others (seed 002's value, right for all-MiniLM-L6-v2).
+# ~0.8), 0.3 for the others (right for all-MiniLM-L6-v2).
 min_score = "auto"
 # Dense and hybrid answers also need the best dense hit to stand out: its cosine at least
 # this much above the median cosine of the question's own dense candidates. "auto": 0.02
@@ -525,7 +525,7 @@ log_path = ""
 
 [llm]
 # Answer with a model instead of the extractive answerer (or pass --llm PROFILE to ask).
-# Profiles: openai, openai-responses, deepseek, ollama, vllm, llamacpp. The seeds'
+# Profiles: openai, openai-responses, deepseek, ollama, vllm, llamacpp. The usual
 # variables work: OPENAI_BASE_URL, OPENAI_MODEL, and the key in OPENAI_API_KEY.
 # profile = "openai"
 # base_url = "http://127.0.0.1:8000/v1"

@@ -2,13 +2,13 @@
 
 A case asks one question as a principal with given roles and states what must happen: the
 status, optionally a source / document / chunk that must be cited and a snippet the answer
-must contain. :func:`run_cases` reports in the seed-000 format::
+must contain. :func:`run_cases` reports one line per case and a total::
 
     refund_window: PASS (answered, handbook.md#refund)
     private_block: PASS (blocked_by_permission, none)
     passed: 2/2
 
-As in the seed, a case that expects no source (``expected_source`` null or absent) passes on
+A case that expects no source (``expected_source`` null or absent) passes on
 its status alone, so a ``blocked_by_permission`` case passes without citations.
 
 Case files are YAML (a list of cases, or a mapping with a ``cases:`` list), JSON (the same
@@ -86,7 +86,7 @@ class EvalReport:
         return self.passed == self.total
 
     def lines(self) -> list[str]:
-        """One seed-format line per case, then ``passed: N/M``."""
+        """One line per case, then ``passed: N/M``."""
         return [r.line() for r in self.results] + [f"passed: {self.passed}/{self.total}"]
 
     def to_dict(self) -> dict[str, Any]:

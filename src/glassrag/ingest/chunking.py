@@ -9,14 +9,14 @@ point back at exact lines of the original file.
   the section structure and carry their heading path, code blocks, tables and lists stay
   whole with the sentence that introduces them, long lines split at sentence ends; at most
   ``docs_max_chars`` per chunk. See :mod:`glassrag.ingest.doc_chunking`.
-* ``structure`` — seed 001: blank lines end a chunk, a Markdown heading starts one, at
+* ``structure``: blank lines end a chunk, a Markdown heading starts one, at
   most ``max_chars`` per chunk, an over-long line is an error (never truncated).
-* ``sentences`` — seed 000: ``sentences_per_chunk`` sentences per chunk.
-* ``punctuation`` — seed 002: sentence units packed up to ``size``; the next chunk starts
+* ``sentences``: ``sentences_per_chunk`` sentences per chunk.
+* ``punctuation``: sentence units packed up to ``size``; the next chunk starts
   ``overlap`` characters before the previous chunk's end, snapped forward out of whitespace
   and out of a Latin word (Han text: exact), and late enough that its first new unit fits.
   A unit longer than ``size`` is cut into pieces of ``size - overlap``, at spaces if it can.
-* ``window`` — seed 004: fixed character windows with ``overlap``.
+* ``window``: fixed character windows with ``overlap``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from glassrag.text.sentences import split_sentences
 
 CHUNKERS = ("docs", "structure", "sentences", "punctuation", "window")
 
-# (size, overlap) when the caller gives none: the seeds' own values (002: 300/50, 004: 200/40).
+# (size, overlap) when the caller gives none.
 _DEFAULT_SIZES = {"punctuation": (300, 50), "window": (200, 40)}
 
 _HEADING_RE = re.compile(r"#{1,6}\s+(.*)")
@@ -180,7 +180,7 @@ def _latin_word(char: str) -> bool:
 
 def _punctuation(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
     units: list[tuple[int, int]] = []
-    # Seed 002's units: sentences, with ；and every newline as ends too.
+    # The units: sentences, with ；and every newline as ends too.
     for start, end in split_sentences(text, every_line=True, semicolons=True):
         if end - start > size:
             units.extend(_split_long(text, start, end, size - overlap))
@@ -197,7 +197,7 @@ def _punctuation(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
         bounds.append((start, end))
         if j == len(units):
             return bounds
-        # The next chunk re-reads about `overlap` chars of this one (seed 002 reuses
+        # The next chunk re-reads about `overlap` chars of this one (it reuses
         # buffer[-overlap:]) but must still fit unit j whole and must start after `start`.
         lo = max(end - overlap, units[j][1] - size)
         start = _snap(text, lo, units[j][0]) if lo > start else units[j][0]

@@ -400,8 +400,8 @@ def _prepare(
                        syntax="rst" if doc.parser == "rst" else "markdown")
     if not spans:
         raise InvalidInput("no text to index after chunking (the document is blank)")
-    # The title is indexed with every chunk (as seed 000 scores title + text): a chunk deep
-    # in a document is still about what the document is called.
+    # The title is indexed with every chunk (as the overlap scorer scores title + text): a
+    # chunk deep in a document is still about what the document is called.
     title_tokens = analyze(doc.title) if doc.title else []
     # A docs chunk's index_text adds its heading path, so the section it sits in is searchable.
     tokens = [title_tokens + analyze(span.index_text or span.text) for span in spans]

@@ -57,7 +57,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("openai-responses", "responses", "https://api.openai.com/v1", "OPENAI_BASE_URL",
             "gpt-4o-mini", "OPENAI_MODEL", "OPENAI_API_KEY", True, "json_schema",
             token_param="max_output_tokens"),
-    # Seed 001: deepseek-flash, thinking explicitly off, non-streaming JSON output.
+    # DeepSeek: deepseek-flash, thinking explicitly off, non-streaming JSON output.
     Profile("deepseek", "chat", "https://api.deepseek.com", None, "deepseek-flash", None,
             "DEEPSEEK_API_KEY", True, "json_object",
             extra={"thinking": {"type": "disabled"}, "stream": False}),

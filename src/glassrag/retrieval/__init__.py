@@ -1,1 +1,1 @@
-"""Lexical, seed and fused retrieval with the role filter inside the search."""
+"""Lexical, plain-scorer and fused retrieval with the role filter inside the search."""

@@ -1,9 +1,9 @@
-"""The seeds' own scorers, kept so their examples reproduce exactly.
+"""Two plain scorers whose results a person can check by hand, exactly as specified.
 
-* Seed 000 (workshop): keyword overlap — lowercase ``[a-z0-9]+`` tokens, a crude plural
+* ``overlap``: keyword overlap — lowercase ``[a-z0-9]+`` tokens, a crude plural
   fold, a small stop list; a chunk scores the occurrences of the query's distinct tokens
   in its title and text.
-* Seed 001 (lesson 12): explicit ``--terms`` — 1 to 5 casefolded keywords, substring match,
+* ``terms``: explicit ``--terms`` — 1 to 5 casefolded keywords, substring match,
   one point per distinct term found.
 
 The main retrievers use :mod:`glassrag.text.analysis` instead; these stay deliberately simple.
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from glassrag.errors import InvalidInput
 
-# The seed-000 stop list, word for word: the seed's answers depend on it.
-SEED_STOPWORDS: frozenset[str] = frozenset(
+# The overlap scorer's stop list, word for word: its documented results depend on it.
+OVERLAP_STOPWORDS: frozenset[str] = frozenset(
     {
         "a", "an", "and", "are", "as", "at", "be", "before", "by", "do", "does",
         "for", "from", "has", "have", "how", "in", "is", "it", "of", "on", "or",
@@ -29,26 +29,26 @@ SEED_STOPWORDS: frozenset[str] = frozenset(
 MAX_TERMS = 5
 MAX_TERM_CHARS = 30
 
-_SEED_TOKEN_RE = re.compile(r"[a-z0-9]+")
+_OVERLAP_TOKEN_RE = re.compile(r"[a-z0-9]+")
 
 
 def overlap_tokens(text: str) -> list[str]:
-    """Seed 000's ``normalize``: tokens of ``text`` in order, duplicates kept.
+    """The overlap scorer's tokens of ``text`` in order, duplicates kept.
 
-    The plural ``s`` is stripped *before* the stop-word check, as in the seed, so e.g.
+    The plural ``s`` is stripped *before* the stop-word check, as specified, so e.g.
     ``"has"`` (3 chars) stays a stop word while ``"does"`` becomes ``"doe"`` and survives.
     """
     tokens: list[str] = []
-    for token in _SEED_TOKEN_RE.findall(text.lower()):
+    for token in _OVERLAP_TOKEN_RE.findall(text.lower()):
         if len(token) > 3 and token.endswith("s"):
             token = token[:-1]
-        if token not in SEED_STOPWORDS:
+        if token not in OVERLAP_STOPWORDS:
             tokens.append(token)
     return tokens
 
 
 def overlap_score(query: str, title: str, text: str) -> tuple[int, list[str]]:
-    """Seed 000's ``keyword_score`` plus the terms that produced it.
+    """The overlap score of a chunk plus the terms that produced it.
 
     The score sums, over the query's distinct tokens, how often each occurs in
     ``title + " " + text``; matched terms are those distinct tokens found, in query order.
@@ -59,7 +59,7 @@ def overlap_score(query: str, title: str, text: str) -> tuple[int, list[str]]:
 
 
 def validate_terms(terms: Sequence[str]) -> list[str]:
-    """Check and normalise seed-001 ``--terms``: 1–5 terms of 1–30 chars after stripping.
+    """Check and normalise explicit ``--terms``: 1–5 terms of 1–30 chars after stripping.
 
     Returns the casefolded terms with duplicates merged (first occurrence wins), e.g.
     ``["RAG", "rag", " 检索 "]`` -> ``["rag", "检索"]``. Raises
@@ -84,7 +84,7 @@ def validate_terms(terms: Sequence[str]) -> list[str]:
 
 
 def terms_score(terms: Sequence[str], text: str) -> tuple[int, list[str]]:
-    """Seed 001 scoring of already validated ``terms``: one point per distinct term that
+    """The terms score of already validated ``terms``: one point per distinct term that
     occurs (casefolded substring) in ``text``. Matched terms come back in term order."""
     folded = text.casefold()
     matched = [term for term in dict.fromkeys(terms) if term in folded]

@@ -1,4 +1,4 @@
-"""Retrieval: BM25 over Tantivy, and the two seed scorers kept for reproduction.
+"""Retrieval: BM25 over Tantivy, dense and hybrid, and the two plain scorers (overlap, terms).
 
 Every mode applies the principal's roles while ranking, before top-k, and returns the
 permitted hits with only a *count* of matching chunks the principal may not read.
@@ -423,7 +423,7 @@ def _overlap(store: Store, query: str, principal: Principal, top_k: int,
         hit = Hit(chunk=chunk, score=float(score), matched_terms=tuple(matched),
                   scores={"overlap": float(score)})
         (allowed if principal.can_read(chunk.roles) else blocked).append(hit)
-    # Seed 000's order: score descending, then chunk_id.
+    # The overlap scorer's order: score descending, then chunk_id.
     allowed.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
     blocked.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
     return Retrieval(Mode.OVERLAP, tuple(terms), _ranked(allowed[:top_k], "overlap"),
@@ -436,7 +436,7 @@ def _terms(store: Store, terms: list[str], principal: Principal, top_k: int,
     blocked: list[Hit] = []
     for chunk in store.iter_chunks():
         score, matched = terms_score(terms, chunk.text)
-        if score == 0:  # zero-score chunks are never selected (seed 001)
+        if score == 0:  # a chunk matching no term is never selected
             continue
         hit = Hit(chunk=chunk, score=float(score), matched_terms=tuple(matched),
                   scores={"terms": float(score)})

@@ -152,9 +152,9 @@ def split_sentences(
 ) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of the sentences of ``text``, trimmed of whitespace, in order.
 
-    ``every_line`` makes each newline a sentence end (seed 002's units); ``semicolons`` adds
-    the full-width ``；`` as a terminator. Every non-whitespace character of ``text`` is in
-    exactly one span.
+    ``every_line`` makes each newline a sentence end (the punctuation chunker's units);
+    ``semicolons`` adds the full-width ``；`` as a terminator. Every non-whitespace character
+    of ``text`` is in exactly one span.
 
     >>> split_sentences("Refunds take 3.5 days. Ask us!\\n退票。改签")
     [(0, 22), (23, 30), (31, 34), (34, 36)]

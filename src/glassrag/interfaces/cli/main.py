@@ -368,7 +368,7 @@ def _doc_dict(d: Any) -> dict[str, Any]:
 
 @app.command()
 def demo() -> None:
-    """The seed workshop's four steps on the bundled examples, in a temporary knowledge base."""
+    """The workshop's four steps on the bundled examples, in a temporary knowledge base."""
     from glassrag.eval.demo import run_demo
 
     with handle_errors(False):
