@@ -65,7 +65,9 @@ def office_kb(tmp_path: Path, *, profile: bool = False, rewrite_query: bool | No
     if rewrite_query is not None:
         changes.append(("rewrite_query = false", f"rewrite_query = {str(rewrite_query).lower()}"))
     if timeout is not None:
-        changes.append(("timeout = 30.0", f"timeout = {timeout}"))
+        # [llm]'s timeout ([index] has one too).
+        changes.append(("timeout = 30.0\nmax_output_tokens",
+                        f"timeout = {timeout}\nmax_output_tokens"))
     for old, new in changes:
         assert text.count(old) == 1, old
         text = text.replace(old, new)
