@@ -12,7 +12,7 @@ from conftest import write_jsonl
 from glassrag.errors import InputFileError, InvalidInput
 from glassrag.eval.beir import (
     BeirReport,
-    bigram_tokens,
+    bigram_terms,
     compare,
     parse_spec,
     run_beir,
@@ -159,7 +159,7 @@ def test_bm25s_scorer_and_tokenizers(tmp_path: Path) -> None:
     assert jieba.scorer == "bm25s+analyzer" and bigram.scorer == "bm25s+bigram"
     assert bigram.params["k1"] == 1.5 and bigram.params["b"] == 0.75
     assert jieba.metrics["ndcg@10"] == bigram.metrics["ndcg@10"] == 1.0
-    assert bigram_tokens("检索增强 RAG, refunds 5天") == [
+    assert bigram_terms("检索增强 RAG, refunds 5天") == [
         "检索", "索增", "增强", "rag", "refund", "5", "天"]
     assert tokenize("检索增强", "analyzer") == ["检索", "增强"]
     with pytest.raises(InvalidInput, match="unknown tokenizer"):

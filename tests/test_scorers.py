@@ -8,7 +8,7 @@ from glassrag.errors import InvalidInput
 from glassrag.retrieval.scorers import (
     OVERLAP_STOPWORDS,
     overlap_score,
-    overlap_tokens,
+    overlap_terms,
     terms_score,
     validate_terms,
 )
@@ -21,12 +21,12 @@ def test_seed_stop_list() -> None:
 
 
 def test_overlap_tokens_fold_plurals_before_the_stop_check() -> None:
-    tokens = overlap_tokens("Buses AND trains: 3 ferries, gas!")
+    tokens = overlap_terms("Buses AND trains: 3 ferries, gas!")
     assert tokens == ["buse", "train", "3", "ferrie", "gas"]
     # "does" loses its s first (4 chars) and so escapes the stop list; "has" (3) does not
-    assert overlap_tokens("What does it has") == ["doe"]
-    assert overlap_tokens("e-mail OK_2") == ["e", "mail", "ok", "2"]
-    assert overlap_tokens("Ärger café") == ["rger", "caf"]  # ASCII-only tokens, like the seed
+    assert overlap_terms("What does it has") == ["doe"]
+    assert overlap_terms("e-mail OK_2") == ["e", "mail", "ok", "2"]
+    assert overlap_terms("Ärger café") == ["rger", "caf"]  # ASCII-only tokens, like the seed
 
 
 def test_overlap_score_counts_occurrences_of_distinct_query_tokens() -> None:

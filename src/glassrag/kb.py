@@ -476,9 +476,9 @@ class KnowledgeBase:
             return {t: round(v, 6) for t, v in parts.items()}
         if pool.mode == Mode.TERMS:
             return {t: 1.0 for t in hit.matched_terms}
-        from glassrag.retrieval.scorers import overlap_tokens
+        from glassrag.retrieval.scorers import overlap_terms
 
-        counts = overlap_tokens(hit.chunk.title + " " + hit.chunk.text)
+        counts = overlap_terms(hit.chunk.title + " " + hit.chunk.text)
         return {t: float(counts.count(t)) for t in hit.matched_terms}
 
     def evaluate(self, path: str | Path) -> EvalReport | DocsEvalReport:

@@ -34,7 +34,7 @@ from glassrag.audit import failure_log
 from glassrag.errors import InvalidInput
 from glassrag.pipeline import validate
 from glassrag.records import ANSWERED, Chunk, Hit, Principal
-from glassrag.retrieval.scorers import overlap_tokens
+from glassrag.retrieval.scorers import overlap_terms
 from glassrag.settings import MAX_TOP_K
 from glassrag.text.analysis import analyze, unique_terms
 
@@ -182,10 +182,10 @@ class _Ask:
         if self.mode not in ("bm25", "overlap"):
             return None
         if self.mode == "overlap":
-            terms = unique_terms(overlap_tokens(self.question))
-            sides = [set(overlap_tokens(c.title + " " + c.text)) for c in chunks]
+            terms = unique_terms(overlap_terms(self.question))
+            sides = [set(overlap_terms(c.title + " " + c.text)) for c in chunks]
         else:
-            sides = _indexed_tokens(self.kb, chunks)
+            sides = _indexed_terms(self.kb, chunks)
         if any(set(terms) & side for side in sides):
             return None
         document_terms = sorted(set().union(*sides))
@@ -255,7 +255,7 @@ class _Ask:
         return best
 
 
-def _indexed_tokens(kb: KnowledgeBase, chunks: list[Chunk]) -> list[set[str]]:
+def _indexed_terms(kb: KnowledgeBase, chunks: list[Chunk]) -> list[set[str]]:
     """The tokens the lexical index holds for each chunk (what bm25 matches against)."""
     ids = [c.chunk_id for c in chunks]
     marks = ",".join("?" * len(ids))

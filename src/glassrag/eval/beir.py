@@ -183,7 +183,7 @@ def _fmt(value: float | None) -> str:
 # -- tokenizers for the bm25s scorer --------------------------------------------------------
 
 
-def bigram_tokens(text: str) -> list[str]:
+def bigram_terms(text: str) -> list[str]:
     """:func:`analyze`, except that Chinese (Han runs in text without kana) becomes
     overlapping character bigrams, a one-character run one token, no stop words dropped.
     Other scripts are analysed as :func:`analyze` does (Japanese and Korean are bigrams
@@ -206,7 +206,7 @@ def tokenize(text: str, tokenizer: str) -> list[str]:
     if name is None:
         raise InvalidInput(f"unknown tokenizer {tokenizer!r}; use one of"
                            f" {', '.join(sorted(_TOKENIZER_ALIASES))}", field="tokenizer")
-    return analyze(text) if name == "analyzer" else bigram_tokens(text)
+    return analyze(text) if name == "analyzer" else bigram_terms(text)
 
 
 # -- running -----------------------------------------------------------------------------------

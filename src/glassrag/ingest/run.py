@@ -402,9 +402,9 @@ def _prepare(
         raise InvalidInput("no text to index after chunking (the document is blank)")
     # The title is indexed with every chunk (as the overlap scorer scores title + text): a
     # chunk deep in a document is still about what the document is called.
-    title_tokens = analyze(doc.title) if doc.title else []
+    title_terms = analyze(doc.title) if doc.title else []
     # A docs chunk's index_text adds its heading path, so the section it sits in is searchable.
-    tokens = [title_tokens + analyze(span.index_text or span.text) for span in spans]
+    tokens = [title_terms + analyze(span.index_text or span.text) for span in spans]
     # A deleted document that comes back continues its numbering: an old version number
     # keeps meaning the text (and roles) it was recorded with.
     version = retired.get(doc.doc_id, 0) + 1

@@ -32,7 +32,7 @@ MAX_TERM_CHARS = 30
 _OVERLAP_TOKEN_RE = re.compile(r"[a-z0-9]+")
 
 
-def overlap_tokens(text: str) -> list[str]:
+def overlap_terms(text: str) -> list[str]:
     """The overlap scorer's tokens of ``text`` in order, duplicates kept.
 
     The plural ``s`` is stripped *before* the stop-word check, as specified, so e.g.
@@ -53,8 +53,8 @@ def overlap_score(query: str, title: str, text: str) -> tuple[int, list[str]]:
     The score sums, over the query's distinct tokens, how often each occurs in
     ``title + " " + text``; matched terms are those distinct tokens found, in query order.
     """
-    counts = Counter(overlap_tokens(title + " " + text))
-    matched = [term for term in dict.fromkeys(overlap_tokens(query)) if counts[term]]
+    counts = Counter(overlap_terms(title + " " + text))
+    matched = [term for term in dict.fromkeys(overlap_terms(query)) if counts[term]]
     return sum(counts[term] for term in matched), matched
 
 

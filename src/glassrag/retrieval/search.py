@@ -26,7 +26,7 @@ from glassrag.records import DENSE_MODES, Fusion, Hit, Mode, Principal
 from glassrag.retrieval.fusion import fuse
 from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
 from glassrag.retrieval.query_terms import doc_freqs, query_terms
-from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_score, validate_terms
+from glassrag.retrieval.scorers import overlap_score, overlap_terms, terms_score, validate_terms
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
 from glassrag.text.analysis import name_terms, unique_terms
@@ -411,7 +411,7 @@ def _no_terms(field: str) -> EmptyQuery:
 
 def _overlap(store: Store, query: str, principal: Principal, top_k: int,
              blocked_limit: int, field: str = "query") -> Retrieval:
-    terms = unique_terms(overlap_tokens(query))
+    terms = unique_terms(overlap_terms(query))
     if not terms:
         raise _no_terms(field)
     allowed: list[Hit] = []

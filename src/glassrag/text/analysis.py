@@ -1,10 +1,13 @@
-"""Text analysis: the tokens glassrag indexes and searches with.
+"""Text analysis: the terms glassrag indexes and searches with.
+
+("Terms" are what analysis makes of text; "tokens" elsewhere are bearer tokens, except in
+the store's ``tokens`` column and index field, which hold these terms.)
 
 One function, :func:`analyze`, serves documents and queries alike, so a query can only
 match text that was analysed the same way. The text is NFKC-normalised and casefolded,
 then cut into script runs:
 
-* Latin (and any other alphabetic script): word tokens, English stop words dropped,
+* Latin (and any other alphabetic script): word terms, English stop words dropped,
   Snowball English stemming (PyStemmer).
 * Han without kana: jieba search-mode segmentation (Chinese), function words dropped.
 * Han/kana when the text contains kana: character bigrams (Japanese). The choice is made
@@ -15,10 +18,10 @@ then cut into script runs:
 
 Identifiers and code tokens are matched whole as well as in parts: ``max_connections``,
 ``starlette.config``, ``--force``, ``hide_input=True`` and ``v2.1`` also give the whole
-token (casefolded, not stemmed), and ``camelCase`` / ``PascalCase`` words also give their
+term (casefolded, not stemmed), and ``camelCase`` / ``PascalCase`` words also give their
 stemmed parts (``RedirectResponse``: ``redirect``, ``respons``). A query naming
 ``max_connections`` then ranks the chunk holding exactly that above one holding
-``max_keepalive_connections``, which shares only the parts. These extra tokens come after
+``max_keepalive_connections``, which shares only the parts. These extra terms come after
 the others.
 
 A one-character CJK run yields that character, so short queries never analyse to nothing.
@@ -195,7 +198,7 @@ def is_particle(term: str) -> bool:
 
 def _compounds(text: str) -> list[str]:
     """The whole identifiers of ``text`` (casefolded) and the stemmed parts of its
-    camelCase words, in order: the tokens :func:`analyze` adds after the others."""
+    camelCase words, in order: the terms :func:`analyze` adds after the others."""
     if _CONNECTOR_HINT.search(text) is None and _CAMEL_HINT.search(text) is None:
         return []
     out: list[str] = []
@@ -217,14 +220,14 @@ def _compounds(text: str) -> list[str]:
 
 
 def name_terms(text: str) -> list[tuple[str, ...]]:
-    """The names in ``text``: tokens (as :func:`analyze` writes them) that each stand for one
+    """The names in ``text``: terms (as :func:`analyze` writes them) that each stand for one
     specific thing. A question naming something that no document mentions cannot be
     answered from them, however well they cover its other words.
 
     Names are identifiers (``cache_size``, ``CliRunner``, ``Cache-Control``; a dotted name
     ``click.Choice`` also goes by its last part, ``Choice``) and, in Chinese, Japanese or
     Korean text, every word in Latin script (``Kubernetes``, ``QUIC``). Each name comes as
-    the tuple of the tokens it may appear as. Flags, file names and plain hyphenated words
+    the tuple of the terms it may appear as. Flags, file names and plain hyphenated words
     (``--host``, ``mytool.py``, ``half-written``) are left out: questions make up examples.
     """
     text = unicodedata.normalize("NFKC", text)
@@ -265,7 +268,7 @@ def _runs(text: str) -> list[tuple[str, str, list[str]]]:
 
 
 def analyze(text: str) -> list[str]:
-    """Return the index/query tokens of ``text`` in order, duplicates kept.
+    """Return the index/query terms of ``text`` in order, duplicates kept.
 
     >>> analyze("Refunds are returned within 5 days")
     ['refund', 'return', 'within', '5', 'day']
@@ -307,11 +310,11 @@ def analyze_query(text: str) -> list[str]:
 
 
 def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
-    """Return ``(analyzer, run_text, tokens)`` per script run, for ``glassrag analyze``.
+    """Return ``(analyzer, run_text, terms)`` per script run, for ``glassrag analyze``.
 
     ``analyzer`` is ``english``, ``chinese``, ``japanese`` or ``korean``, and
     ``identifiers`` for the whole identifiers and camelCase parts that come last; ``run_text``
-    is the normalised run. Concatenating the tokens gives exactly :func:`analyze`'s result.
+    is the normalised run. Concatenating the terms gives exactly :func:`analyze`'s result.
     """
     runs = _runs(_normalize(text))
     extra = _compounds(_identifier_text(text))
@@ -319,5 +322,5 @@ def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
 
 
 def unique_terms(tokens: Iterable[str]) -> list[str]:
-    """Distinct tokens in first-seen order (``matched_terms`` and query terms use this)."""
+    """Distinct terms in first-seen order (``matched_terms`` and query terms use this)."""
     return list(dict.fromkeys(tokens))
