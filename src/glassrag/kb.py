@@ -18,7 +18,6 @@ from glassrag.ingest.roles_rules import load_roles_rules
 from glassrag.ingest.run import IngestOptions, Progress, run_ingest
 from glassrag.llm.client import LLMAnswerer
 from glassrag.llm.prompt import build_request, evidence_package
-from glassrag.locks import WRITE_LOCK_NAME, exclusive
 from glassrag.pipeline import AskRequest, decide, retrieve_with_rewrite, run_retrieval, validate
 from glassrag.pipeline import ask as ask_pipeline
 from glassrag.records import (
@@ -39,7 +38,7 @@ from glassrag.retrieval.rewrite import RewriteHook, preview_rewrite
 from glassrag.retrieval.search import readable_sets, retrieve
 from glassrag.settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
 from glassrag.store import traces
-from glassrag.store.database import DB_NAME, Store
+from glassrag.store.database import Store, open_store, store_exists
 from glassrag.vectors.index import HnswParams
 
 DEFAULT_KB_DIR = ".glassrag"
@@ -92,7 +91,8 @@ class KnowledgeBase:
         Opening repairs the derived index if an earlier process died mid-ingest.
         """
         kb_dir = resolve_kb_path(path)
-        if not (kb_dir / DB_NAME).exists():
+        settings = load_settings(kb_dir)
+        if not store_exists(kb_dir, settings.store):
             if not create:
                 raise KnowledgeBaseNotFound(
                     f"no knowledge base at {kb_dir}; create one with `glassrag init` "
@@ -102,8 +102,7 @@ class KnowledgeBase:
             if not (kb_dir / CONFIG_NAME).exists():
                 return cls.init(kb_dir)
         kb_dir.mkdir(parents=True, exist_ok=True)
-        settings = load_settings(kb_dir)
-        return cls(kb_dir, Store(kb_dir / DB_NAME), settings)
+        return cls(kb_dir, open_store(kb_dir, settings.store), settings)
 
     def close(self) -> None:
         self.store.close()
@@ -190,7 +189,7 @@ class KnowledgeBase:
         rules = load_roles_rules(self.path / ROLES_RULES_NAME)
         # The write lock first, then the in-process lock: a search holding only the latter
         # never waits for a writer in another process.
-        with exclusive(self.path / WRITE_LOCK_NAME, on_wait), self.lock:
+        with self.store.write_lock(on_wait), self.lock:
             report = run_ingest(self.store, paths, self.settings, rules, options, progress)
             self.lexical.catch_up(self.store)
             side = self.dense(embedder)
@@ -206,7 +205,7 @@ class KnowledgeBase:
 
     def delete(self, doc_id: str) -> None:
         """Remove a document and its chunks; NotFound if there is no such document."""
-        with exclusive(self.path / WRITE_LOCK_NAME), self.lock:
+        with self.store.write_lock(), self.lock:
             self.store.begin()
             try:
                 found = self.store.delete_document(doc_id)

@@ -7,6 +7,7 @@ documents that name none) is implicit.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -159,6 +160,28 @@ class ServerSettings(_Section):
     max_connections: int = Field(default=200, ge=1)
 
 
+DATABASE_URL_ENV = "GLASSRAG_DATABASE_URL"
+
+
+class StoreSettings(_Section):
+    """The ``[store]`` section: where the truth (documents, chunks, change log, traces,
+    tokens) lives."""
+
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    dsn: str = ""
+    follow: Literal["notify", "poll"] = "notify"
+    poll_interval: float = Field(default=2.0, gt=0)
+
+    def postgres_dsn(self) -> str:
+        """``dsn``, else ``$GLASSRAG_DATABASE_URL``; InvalidInput naming both if neither."""
+        dsn = self.dsn or os.environ.get(DATABASE_URL_ENV, "")
+        if not dsn.strip():
+            raise InvalidInput(
+                f'[store] backend = "postgres" needs a database: set [store] dsn in '
+                f"{CONFIG_NAME} or ${DATABASE_URL_ENV}", field="store.dsn")
+        return dsn
+
+
 class Settings(_Section):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
@@ -168,6 +191,7 @@ class Settings(_Section):
     llm: LLMSection = Field(default_factory=LLMSection)
     dense: DenseSettings = Field(default_factory=DenseSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
 
     def conceals_from(self, principal: Any) -> bool:
         """Under the ``conceal`` policy, blocked evidence is hidden from non-admins."""
@@ -372,4 +396,19 @@ header_timeout = 10.0
 keep_alive_timeout = 5
 # Open connections beyond this many get 503.
 max_connections = 200
+
+[store]
+# Where the truth lives: "sqlite" (glassrag.db in this folder) or "postgres" (one database
+# that several servers and ingest machines share; each keeps its own indexes in index/ here
+# and follows the database's change log: see docs/scale-out.md).
+backend = "sqlite"
+# postgres: the database, as a postgresql:// URL or "host=... dbname=..." pairs. Empty
+# means $GLASSRAG_DATABASE_URL, which keeps a password out of this file.
+dsn = ""
+# How a server learns of changes committed by other processes: "notify" (PostgreSQL
+# LISTEN/NOTIFY, within milliseconds) or "poll" (for connection poolers that cannot
+# LISTEN, such as PgBouncer in transaction mode). Either way the change log is also read
+# every poll_interval seconds, and before every search.
+follow = "notify"
+poll_interval = 2.0
 """

@@ -140,7 +140,7 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
     anonymous = (server_settings.allow_anonymous if allow_anonymous is None
                  else allow_anonymous)
     max_upload = server_settings.max_upload_bytes
-    tokens = TokenReader(kb.store.path)
+    tokens = TokenReader(kb.store)
     gate = ModelGate(server_settings.max_concurrent_model_calls,
                      server_settings.max_waiting_model_calls)
 
