@@ -46,10 +46,18 @@ def redact_dsn(dsn: str) -> str:
     return _URL_PASSWORD.sub(r"\1***@", _KV_PASSWORD.sub(r"\1***", dsn))
 
 
+# Quoted strings, quoted names and dollar-quoted bodies: their "?" and "%" are literal.
+_QUOTED = re.compile(r"""('(?:[^']|'')*'|"(?:[^"]|"")*"|\$\$.*?\$\$)""", re.DOTALL)
+
+
 @functools.lru_cache(maxsize=4096)
 def translate(sql: str) -> str:
-    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
-    return sql.replace("%", "%%").replace("?", "%s")
+    """``?`` placeholders as psycopg's ``%s``; every literal ``%`` doubled, since psycopg
+    reads ``%`` as the start of a placeholder anywhere in the query."""
+    parts = _QUOTED.split(sql)
+    return "".join(part.replace("%", "%%") if n % 2 else
+                   part.replace("%", "%%").replace("?", "%s")
+                   for n, part in enumerate(parts))
 
 
 class Row(tuple):
