@@ -127,6 +127,19 @@ class KnowledgeBase:
             self.lexical.refresh()
             self.lexical.catch_up(self.store)
 
+    def catch_up(self) -> int:
+        """Apply what other processes committed to the truth since this one last looked:
+        to the lexical index, and to the vector index when there is an embedder. Returns
+        how many changes the lexical index applied. (Searches catch up by themselves; a
+        server sharing a PostgreSQL store also calls this in the background.)"""
+        with self.lock:
+            before = self.lexical.applied_seq
+            self._sync()
+            side = self.dense()
+            if side is not None:
+                side.index()
+            return self.lexical.applied_seq - before
+
     # -- dense -----------------------------------------------------------------------------
     def dense(self, embedder: str | None = None) -> DenseSide | None:
         """The dense side for ``embedder`` (else the configured or recorded one), or None

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from glassrag.errors import GlassragError, InvalidInput, NotFound
+from glassrag.follower import ChangeFollower
 from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, PayloadTooLarge, guard_policy
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
@@ -144,9 +145,16 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
     gate = ModelGate(server_settings.max_concurrent_model_calls,
                      server_settings.max_waiting_model_calls)
 
+    # A store shared with other servers: follow its change log in the background.
+    follower = ChangeFollower(kb) if kb.store.dsn is not None else None
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if follower is not None:
+            follower.start()
         yield
+        if follower is not None:
+            follower.stop()
         tokens.close()
         kb.close()
 
