@@ -89,43 +89,77 @@ def _named_rows(cursor: Any) -> Callable[[Sequence[Any]], Any]:
 
 class PostgresConnection:
     """A psycopg connection in autocommit mode that speaks
-    :class:`~glassrag.store.connection.Connection`."""
+    :class:`~glassrag.store.connection.Connection`.
+
+    A connection that broke outside a transaction (the database restarted, or failed over)
+    is replaced once, and the statement run again: nothing was lost, and a long-running
+    server carries on. Inside a transaction the error goes to the caller, whose rollback
+    ends it.
+    """
 
     dialect: Dialect = "postgres"
 
     def __init__(self, dsn: str, *, application_name: str = "glassrag") -> None:
-        psycopg = _psycopg()
         self.dsn = dsn
+        self._name = application_name
+        self._writing = False  # between begin() and commit() or rollback()
+        self._conn = self._connect()
+
+    def _connect(self) -> Any:
+        psycopg = _psycopg()
         try:
-            self._conn = psycopg.connect(dsn, autocommit=True, row_factory=_named_rows,
-                                         application_name=application_name)
+            return psycopg.connect(self.dsn, autocommit=True, row_factory=_named_rows,
+                                   application_name=self._name)
         except psycopg.Error as exc:
             raise StoreUnavailable(
-                f"cannot connect to PostgreSQL ({redact_dsn(dsn)}): {exc}".strip(),
+                f"cannot connect to PostgreSQL ({redact_dsn(self.dsn)}): {exc}".strip(),
                 public_message="the knowledge base's database is unavailable") from exc
 
+    def _run(self, call: Callable[[Any], Any]) -> Any:
+        psycopg = _psycopg()
+        try:
+            return call(self._conn)
+        except psycopg.OperationalError:
+            if self._writing or not self._conn.broken:
+                raise
+            self._conn = self._connect()
+            return call(self._conn)
+
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
-        return self._conn.execute(translate(sql), parameters)
+        query = translate(sql)
+        return self._run(lambda conn: conn.execute(query, parameters))
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
-        cursor = self._conn.cursor()
-        cursor.executemany(translate(sql), parameters)
-        return cursor
+        query, rows = translate(sql), list(parameters)
+
+        def run(conn: Any) -> Any:
+            cursor = conn.cursor()
+            cursor.executemany(query, rows)
+            return cursor
+
+        return self._run(run)
 
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
+        if self._conn.broken:
+            return self._writing
         return bool(self._conn.info.transaction_status != TransactionStatus.IDLE)
 
     def begin(self) -> None:
-        self._conn.execute("BEGIN")
+        self._run(lambda conn: conn.execute("BEGIN"))
+        self._writing = True
 
     def commit(self) -> None:
-        self._conn.execute("COMMIT")
+        try:
+            self._conn.execute("COMMIT")
+        finally:
+            self._writing = False
 
     def rollback(self) -> None:
-        if self.in_transaction and not self._conn.closed:
+        self._writing = False
+        if not (self._conn.closed or self._conn.broken) and self.in_transaction:
             self._conn.execute("ROLLBACK")
 
     def close(self) -> None:
