@@ -57,7 +57,8 @@ def _free_port() -> int:
 class Cluster:
     """A running PostgreSQL cluster; :meth:`new_database` gives each test its own."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, durable: bool = False) -> None:
+        self.durable = durable
         self.bin = find_bin()
         assert self.bin is not None, unavailable_reason()
         self.root = root
@@ -77,8 +78,9 @@ class Cluster:
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                   "-E", "UTF8", "--no-sync", "--no-instructions")
         options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1"
-                   " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
                    " -c max_connections=200")
+        if not self.durable:  # tests: nothing needs to survive a power cut
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l",
                   str(self.root / "server.log"), "-w", "-t", "60", "start")
         return self
@@ -101,10 +103,11 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def running_cluster() -> Iterator[Cluster]:
-    """Start a cluster in a temporary directory; stop and delete it after."""
+def running_cluster(durable: bool = False) -> Iterator[Cluster]:
+    """Start a cluster in a temporary directory; stop and delete it after. ``durable``
+    keeps PostgreSQL's own fsync defaults (for benchmarks)."""
     root = Path(tempfile.mkdtemp(prefix="glassrag-pg-"))
-    cluster = Cluster(root)
+    cluster = Cluster(root, durable)
     try:
         yield cluster.start()
     finally:
