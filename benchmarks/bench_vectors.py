@@ -77,6 +77,11 @@ def timed(fn, repeat: int) -> list[float]:
     return out
 
 
+def top_rows(index: VectorIndex, q: np.ndarray, readable: set[int] | None,
+             k: int) -> list[tuple[int, float]]:
+    return [(m.rowid, m.score) for m in index.search(q, readable, k)[0]]
+
+
 def ms(seconds: float) -> float:
     return round(seconds * 1000, 3)
 
@@ -86,9 +91,9 @@ def recall_at_10(index: VectorIndex, truth: VectorIndex, queries: np.ndarray,
     """(recall@10 against the exact index, p50 latency in ms)."""
     found, latency = [], []
     for q in queries:
-        want = {r for r, _ in truth.topk(q, readable, 10)}
+        want = {r for r, _ in top_rows(truth, q, readable, 10)}
         start = time.perf_counter()
-        got = {r for r, _ in index.topk(q, readable, 10)}
+        got = {r for r, _ in top_rows(index, q, readable, 10)}
         latency.append(time.perf_counter() - start)
         found.append(len(want & got) / 10)
     return round(float(np.mean(found)), 4), ms(statistics.median(latency))
@@ -140,7 +145,7 @@ def main() -> None:
     unfiltered, floors = [], []
     for _ in range(args.repeat):
         floors += timed(lambda: matrix @ ones, 1)
-        unfiltered += timed(lambda: exact.topk(next(qs), None, 10), 1)
+        unfiltered += timed(lambda: top_rows(exact, next(qs), None, 10), 1)
     p50, floor = statistics.median(unfiltered), statistics.median(floors)
     floor_name = "matrix @ ones (BLAS sgemv), interleaved"
     # Large indexes are scanned from codes (glassrag.quantized_scan): a quarter (8-bit) or
@@ -154,7 +159,7 @@ def main() -> None:
                              else "float32",
                              "ratio_to_floor_for_bytes_read": round(p50 / (floor / share), 3)}
     for name, (readable, _) in FILTERS.items():
-        runs = timed(lambda readable=readable: exact.topk(next(qs), readable, 10), args.repeat)
+        runs = timed(lambda readable=readable: top_rows(exact, next(qs), readable, 10), args.repeat)
         result["exact_top10"][f"{name} p50_ms"] = ms(statistics.median(runs))
     log(f"exact: {result['exact_top10']}")
 

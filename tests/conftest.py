@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from glassrag import KnowledgeBase
 from glassrag.eval.examples import examples_dir
 from pg_cluster import Cluster, running_cluster, unavailable_reason
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from glassrag.vectors.index import VectorIndex
 
 EXAMPLES = examples_dir()
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -70,3 +76,10 @@ def init_kb_with(kb_dir: Path, old: str, new: str) -> Path:
     assert old in text, f"{old!r} is not in the default settings"
     config.write_text(text.replace(old, new, 1))
     return kb_dir
+
+
+def top_rows(index: VectorIndex, query: np.ndarray, readable: Collection[int] | None,
+             k: int) -> list[tuple[int, float]]:
+    """``[(rowid, score)]`` of the best ``k`` readable rows: the permitted matches of
+    ``index.search``."""
+    return [(m.rowid, m.score) for m in index.search(query, readable, k)[0]]

@@ -13,7 +13,6 @@ from glassrag.text.analysis import (
     ENGLISH_STOPWORDS,
     analyze,
     analyze_runs,
-    detect_script,
     unique_terms,
 )
 
@@ -89,16 +88,6 @@ def test_analyze_runs_names_each_analyzer_and_matches_analyze() -> None:
     assert [run for _, run, _ in runs] == ["refund", "政策", "説明します", "환불", "policy"]
     assert [token for _, _, tokens in runs for token in tokens] == analyze(text)
     assert analyze_runs("退款规则") == [("chinese", "退款规则", ["退款", "规则"])]
-
-
-def test_detect_script() -> None:
-    assert detect_script("How do refunds work?") == "en"
-    assert detect_script("退款多久到账") == "zh"
-    assert detect_script("返金はいつですか") == "ja"
-    assert detect_script("환불은 언제 되나요") == "ko"
-    assert detect_script("Привет, как дела") == "other"
-    assert detect_script("1234 ... !!") == "other"
-    assert detect_script("RAG流程是什么") == "zh"
 
 
 def test_unique_terms_keeps_first_order() -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from glassrag.answer.extractive import (
     AnswerSettings,
@@ -251,5 +250,5 @@ def test_settings_are_validated_and_frozen() -> None:
         AnswerSettings(max_sentences=0)
     with pytest.raises(InvalidInput):
         AnswerSettings(max_hits=0)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(ValidationError, match="frozen"):
         AnswerSettings().max_hits = 3  # type: ignore[misc]

@@ -207,3 +207,108 @@ def test_every_documented_command_is_registered() -> None:
     registered = set(get_command(app).commands)  # type: ignore[attr-defined]
     assert {"serve", "mcp", "tokens", "ingest", "ask"} <= documented
     assert documented <= registered, documented - registered
+
+
+def test_kb_is_accepted_after_the_subcommand(run, tmp_path: Path) -> None:
+    kb = str(tmp_path / "late")
+    assert run("ingest", "--kb", kb, WORKSHOP, kb_dir=None).exit_code == 0
+    found = run("search", "refund", "--json", f"--kb={kb}", kb_dir=None)
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)["hits"]
+    listed = run("docs", "list", "--kb", kb, "--json", kb_dir=None)
+    assert len(json.loads(listed.stdout)) == 4
+    assert run("tokens", "create", "--principal", "a", "--kb", kb, kb_dir=None).exit_code == 0
+    # After the subcommand it wins over a --kb before it; after `--` it is an argument.
+    other = run("--kb", str(tmp_path / "none"), "status", "--kb", kb, "--json", kb_dir=None)
+    assert json.loads(other.stdout)["documents"] == 4
+    literal = run("search", "--kb", kb, "--json", "--", "--kb", kb_dir=None)
+    assert literal.exit_code == 0 and json.loads(literal.stdout)["query"] == "--kb"
+
+
+def test_a_mistyped_path_leaves_no_empty_knowledge_base(run, tmp_path: Path) -> None:
+    result = run("ingest", str(tmp_path / "nosuch.md"), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["failed"] == [{"path": str(tmp_path / "nosuch.md"),
+                                 "error": "no such file or directory"}]
+    assert report["added"] == 0 and report["default_roles"] == ["public"]
+    assert not (tmp_path / "kb").exists()
+    assert "no knowledge base was created" in result.stderr
+    # One real path among them: the knowledge base is made and the rest goes on.
+    both = run("ingest", str(tmp_path / "nosuch.md"), WORKSHOP, "--json")
+    assert both.exit_code == 1 and json.loads(both.stdout)["added"] == 4
+    assert (tmp_path / "kb" / "glassrag.db").exists()
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["search", "--json"], "query"),
+    (["search", "x", "--top-k", "many", "--json"], "--top-k"),
+    (["search", "x", "--no-such-flag", "--json"], "--no-such-flag"),
+    (["docs", "show", "--json"], "doc_id"),
+    (["ask", "x", "--json", "--role"], "--role"),
+])
+def test_usage_errors_under_json_are_the_error_shape(run, args: list[str],
+                                                    field: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "invalid_input" and error["status"] == 400
+    assert error["details"]["field"] == field
+    assert "╭" not in result.output  # no boxed text anywhere
+    # Without --json: a plain message on stderr, nothing on stdout, the same exit code.
+    plain = run(*[a for a in args if a != "--json"])
+    assert plain.exit_code == 2 and plain.stdout == "" and "Error:" in plain.stderr
+
+
+def test_bracketed_words_are_printed_as_they_are(run, tmp_path: Path) -> None:
+    helps = {command: run(*command.split(), "--help", kb_dir=None).stdout
+             for command in ("ingest", "serve", "ask")}
+    assert "[ingest] follow_external_links" in " ".join(helps["ingest"].split())
+    assert "[doc:name]" in helps["ingest"]
+    assert "[server] setting" in " ".join(helps["serve"].split())
+    assert "[llm] rewrite_query" in " ".join(helps["ask"].split())
+    run("ingest", WORKSHOP)
+    no_embedder = run("embed")
+    assert no_embedder.exit_code == 2
+    assert "set [dense] embedder in glassrag.toml" in " ".join(no_embedder.stderr.split())
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "plan.md").write_text("# [draft] Parking plan\n\nVisitors park on level 3.\n")
+    run("ingest", str(notes))
+    assert "title: [draft] Parking plan" in run("docs", "show", "plan.md").stdout
+    assert "[draft]" in run("docs", "list").stdout  # a table cell is text too
+    assert "[draft]" in run("search", "visitors park").stdout
+
+
+def test_a_role_no_document_has_is_named(run) -> None:
+    run("ingest", WORKSHOP)
+    for command in (["search", "roadmap"], ["ask", "roadmap"], ["inspect", "roadmap"]):
+        typo = run(*command, "--role", "employe", "--json")
+        assert typo.exit_code == 0, typo.output
+        json.loads(typo.stdout)  # the note is not in the JSON
+        assert "no document has the role 'employe'" in typo.stderr
+        known = run(*command, "--role", "employee,public")
+        assert known.exit_code == 0 and "no document has" not in known.stderr
+
+
+def test_one_name_per_operation_with_the_old_spellings_hidden(run, tmp_path: Path) -> None:
+    assert run("ingest", WORKSHOP, "--role", "employee").exit_code == 0
+    old_roles = run("ingest", str(EXAMPLES / "notes"), "--roles", "hr,finance", "--json")
+    assert old_roles.exit_code == 0, old_roles.output
+    shown = json.loads(run("docs", "show", "rag.md", "--json").stdout)
+    assert sorted(shown["roles"]) == ["finance", "hr"]
+    assert run("docs", "delete", "office-hours").stdout.strip() == "deleted office-hours"
+    assert run("docs", "rm", "refund-policy").exit_code == 0  # the old name still works
+    assert len(json.loads(run("docs", "list", "--json").stdout)) == 3 + 4 - 2
+    token = run("tokens", "create", "--principal", "a", "--role", "hr", "--roles", "x",
+                "--json")
+    assert json.loads(token.stdout)["roles"] == ["hr", "x"]
+    cases = str(EXAMPLES / "cases" / "workshop.yaml")
+    fresh = str(tmp_path / "cases-kb")
+    assert run("ingest", WORKSHOP, kb_dir=fresh).exit_code == 0
+    assert "passed: 3/3" in run("evaluate", cases, kb_dir=fresh).stdout
+    assert "passed: 3/3" in run("eval", cases, kb_dir=fresh).stdout
+    helps = run("--help", kb_dir=None).stdout + run("docs", "--help", kb_dir=None).stdout + \
+        run("ingest", "--help", kb_dir=None).stdout
+    assert "evaluate" in helps and "delete" in helps
+    assert not any(word in helps.split() for word in ("eval", "rm", "--roles"))

@@ -153,13 +153,13 @@ def test_vectors_past_the_threshold_go_into_the_graph(kb: KnowledgeBase, tmp_pat
     """After embedding, a knowledge base past the HNSW threshold searches a graph, not a delta
     that would be scanned in full on every query."""
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
-    from glassrag.dense.retriever import DenseSide
+    from glassrag.dense.retriever import DenseRetriever
     from glassrag.vectors.index import HnswParams
 
     records = [{"doc_id": f"d{i}", "text": f"note {i} about topic {i % 7} and item {i}"}
                for i in range(120)]
     kb.ingest([write_jsonl(tmp_path / "r.jsonl", records)])
-    side = DenseSide(kb.path, kb.store, "hash:64", HnswParams(threshold=50))
+    side = DenseRetriever(kb.path, kb.store, "hash:64", HnswParams(threshold=50))
     report = side.embed()
     assert report.embedded == 120
     index = side.index()
@@ -192,7 +192,7 @@ def test_the_graph_is_calibrated_on_the_questions_asked(kb: KnowledgeBase,
     """With enough recorded questions (traces), the graph's recall is measured on them
     rather than on stored vectors, and status says which."""
     pytest.importorskip("faiss", reason="faiss-cpu is not installed")
-    from glassrag.dense.retriever import DenseSide
+    from glassrag.dense.retriever import DenseRetriever
     from glassrag.vectors.index import HnswParams
 
     records = [{"doc_id": f"d{i}", "text": f"note {i} about topic {i % 7} and item {i}"}
@@ -201,13 +201,13 @@ def test_the_graph_is_calibrated_on_the_questions_asked(kb: KnowledgeBase,
     for i in range(60):
         kb.ask(f"which note is about topic {i % 7} and item {i}?", mode="dense")
     kb.ask("which note is about topic 0 and item 0?", mode="dense")  # a repeat counts once
-    side = DenseSide(kb.path, kb.store, "hash:64", HnswParams(threshold=100))
+    side = DenseRetriever(kb.path, kb.store, "hash:64", HnswParams(threshold=100))
     index = side.index()  # the threshold is now below the size: the graph is built
     assert index.hnsw is not None and index.calibration is not None
     assert (index.calibration.queries, index.calibration.sample) == ("questions", 60)
     assert index.calibration.required == index.calibration.target
     assert side.describe()["calibration"]["queries"] == "questions"
     # Raising the threshold past the index again drops the graph at the next load.
-    exact = DenseSide(kb.path, kb.store, "hash:64", HnswParams(threshold=1000))
+    exact = DenseRetriever(kb.path, kb.store, "hash:64", HnswParams(threshold=1000))
     assert exact.index().hnsw is None and exact.index().calibration is None
     assert exact.describe()["search"] == "exact" and "calibration" not in exact.describe()

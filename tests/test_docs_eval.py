@@ -87,7 +87,7 @@ def test_report_text_lists_failures(report) -> None:
     assert "failures: 5" in text
     assert "- gh-003 [value] status answered answered_correct=no cited_correct=yes" in text
     assert "expected: 10 minutes at docs/sensors.md:5-5" in text
-    assert "error: the query has no searchable terms" in text
+    assert "error: the question has no searchable terms" in text
     assert re.search(r"top hits: docs/sensors\.md:\d+-\d+", text)
     assert "failures: 5 (first 2 shown" in "\n".join(report.lines(failures=2))
     data = report.to_dict()

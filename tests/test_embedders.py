@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import dense_fixtures
+from conftest import top_rows
 from glassrag.dense.base import BaseEmbedder, Embedder
 from glassrag.dense.embedders import parse_embedder
 from glassrag.dense.hash_embedder import HashEmbedder
@@ -113,7 +114,7 @@ def test_hash_embedder_is_deterministic_and_lexical() -> None:
 
 def test_missing_sentence_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    embedder = parse_embedder("st:all-MiniLM-L6-v2")
+    embedder = parse_embedder("st:all-MiniLM-L6-v2?runtime=torch")
     with pytest.raises(MissingExtra, match=r"sentence-transformers is not installed"):
         embedder.embed(["x"])
 
@@ -262,7 +263,7 @@ def test_dense_finds_paraphrases_that_lexical_misses(minilm: SentenceTransformer
     index = VectorIndex(minilm.dim, minilm.name)
     index.rebuild(VectorRows(np.arange(len(CORPUS)), [f"d{i}" for i in range(len(CORPUS))],
                              np.ones(len(CORPUS)), minilm.embed(CORPUS)), 1)
-    best = index.topk(minilm.embed([query])[0], {1}, 2)
+    best = top_rows(index, minilm.embed([query])[0], {1}, 2)
     assert best[0][0] == expected and best[0][1] > best[1][1] + 0.1
     lexical = HashEmbedder(256)
     assert lexical.embed([query])[0] @ lexical.embed([CORPUS[expected]])[0] < 0.2

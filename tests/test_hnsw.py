@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import top_rows
 from glassrag.vectors.hnsw import (
     build_graph,
     calibrate,
@@ -132,7 +133,7 @@ def test_a_rejected_graph_leaves_the_index_exact(tmp_path: Path) -> None:
     assert index.calibration is not None and not index.calibration.accepted
     assert index.hnsw is None  # searches stay exact
     q = vectors[0]
-    got = [r for r, _ in index.topk(q, None, 10)]
+    got = [r for r, _ in top_rows(index, q, None, 10)]
     assert got == [int(i) + 1 for i in np.argsort(-(vectors @ q))[:10]]  # exact results
     # Not retried on every catch-up: only once the index has grown by a tenth.
     assert not index.needs_compaction() and index.calibration.vectors == 3000

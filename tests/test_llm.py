@@ -501,7 +501,7 @@ def test_reply_bounds_are_llm_settings_written_by_init(tmp_path: Path) -> None:
     text = (tmp_path / "kb" / "glassrag.toml").read_text()
     assert "\nmax_reply_bytes = 1048576\n" in text and "\nmax_citations = 50\n" in text
     kb = KnowledgeBase.open(tmp_path / "kb")
-    settings = kb.settings.llm.to_llm_settings("openai")
+    settings = kb.settings.llm.with_profile("openai")
     kb.close()
     assert (settings.max_reply_bytes, settings.max_citations) == (1_048_576, 50)
     with pytest.raises(InvalidInput, match="max_reply_bytes"):

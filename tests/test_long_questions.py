@@ -145,7 +145,7 @@ def test_a_case_that_cannot_be_asked_fails_alone(kb) -> None:
     assert [(r.name, r.status, r.ok) for r in report.results] == [
         ("bad", "error", False), ("good", "answered", True)]
     assert report.results[0].reasons == [
-        "error: the query has no searchable terms (only stop words or punctuation)"]
+        "error: the question has no searchable terms (only stop words or punctuation)"]
     assert report.passed == 1 and report.total == 2
 
 

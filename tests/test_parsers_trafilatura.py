@@ -80,8 +80,8 @@ def _kb_with_extractor(tmp_path: Path, extractor: str | None) -> KnowledgeBase:
     config = kb_dir / "glassrag.toml"
     text = config.read_text(encoding="utf-8")
     if extractor is not None:
-        assert '# html_extractor = "builtin"' in text
-        text = text.replace('# html_extractor = "builtin"', f'html_extractor = "{extractor}"')
+        assert '\nhtml_extractor = "builtin"' in text
+        text = text.replace('\nhtml_extractor = "builtin"', f'\nhtml_extractor = "{extractor}"')
         config.write_text(text, encoding="utf-8")
     return KnowledgeBase.open(kb_dir)
 
@@ -165,7 +165,7 @@ def test_changing_the_setting_re_reads_the_page(tmp_path: Path) -> None:
         kb.close()
     config = tmp_path / "kb" / "glassrag.toml"
     config.write_text(config.read_text(encoding="utf-8").replace(
-        '# html_extractor = "builtin"', 'html_extractor = "trafilatura"'), encoding="utf-8")
+        '\nhtml_extractor = "builtin"', '\nhtml_extractor = "trafilatura"'), encoding="utf-8")
     kb = KnowledgeBase.open(tmp_path / "kb")
     try:
         assert kb.ingest([page]).failed == []

@@ -19,7 +19,7 @@ import pytest
 from conftest import EXAMPLES
 from glassrag import KnowledgeBase, Principal
 from glassrag.errors import InvalidInput
-from glassrag.interfaces.cli.main import EXIT_INVALID
+from glassrag.interfaces.cli.app import EXIT_INVALID
 from glassrag.settings import MAX_TOP_K
 
 SURROGATES = ["\ud800", "refund \ud800 days", "refund days\udfff", "\udcff退款"]
@@ -111,11 +111,13 @@ def test_http_refuses_lone_surrogates(http: tuple[str, dict[str, str]], text: st
         assert r.status_code == 400, r.text
         assert r.json()["error"]["details"]["field"] == field
         assert set(r.json()) == {"error"}
-    # A surrogate in a field name or another field's value is a 422, not a 500.
-    for body in ({"question": "refund", text: 1}, {"question": "refund", "mode": text},
-                 {"question": "refund", "top_k": text}):
+    # A surrogate in a field name or another field's value is a 400 naming it, not a 500.
+    for body, field in (({"question": "refund", text: 1}, "body"),
+                        ({"question": "refund", "mode": text}, "mode"),
+                        ({"question": "refund", "top_k": text}, "top_k")):
         r = httpx.post(url + "/ask", content=json.dumps(body), headers=headers)
-        assert r.status_code == 422, r.text
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["details"]["field"] == field
     # Percent-encoded surrogate bytes (not UTF-8) in a path and a query parameter.
     for path in ("/documents/x%ED%A0%80/lines?content_hash=%ED%A0%80", "/documents/%ED%A0%80"):
         assert httpx.get(url + path, headers=headers).status_code == 404
@@ -130,7 +132,8 @@ def test_http_top_k_cap_is_the_engine_cap(http: tuple[str, dict[str, str]]) -> N
         for top_k in (MAX_TOP_K + 1, 10**9):
             r = httpx.post(url + path, json={key: "refund days", "top_k": top_k},
                            headers=headers)
-            assert r.status_code == 422 and "top_k" in r.json()["error"]["message"]
+            assert r.status_code == 400 and "top_k" in r.json()["error"]["message"]
+            assert r.json()["error"]["details"]["field"] == "top_k"
     schema = httpx.get(url + "/openapi.json").json()["components"]["schemas"]
     for name in ("AskBody", "SearchBody"):
         top_k = schema[name]["properties"]["top_k"]["anyOf"][0]

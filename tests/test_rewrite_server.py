@@ -121,7 +121,8 @@ def test_rewrite_false_overrides_the_setting(api_on: Api, stub: StubLLM) -> None
 def test_rewrite_field_is_a_boolean(api_off: Api, stub: StubLLM) -> None:
     r = api_off.client.post("/ask", json={"question": QUESTION, "rewrite": "maybe"},
                             headers=_auth(api_off.tokens["p0"]))
-    assert _error_shape(r, 422)["code"] == "invalid_input"
+    err = _error_shape(r, 400)
+    assert err["code"] == "invalid_input" and err["details"]["field"] == "rewrite"
     spec = api_off.client.get("/openapi.json").json()
     field = spec["components"]["schemas"]["AskBody"]["properties"]["rewrite"]
     assert "rewrite_query" in field["description"]

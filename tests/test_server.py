@@ -21,7 +21,14 @@ from fastapi.testclient import TestClient  # noqa: E402
 from glassrag import KnowledgeBase, Principal  # noqa: E402
 from glassrag.interfaces.http.app import create_app  # noqa: E402
 from glassrag.store.bearer_tokens import create_token, revoke_token  # noqa: E402
-from test_leak import PRINCIPALS, QUERIES, SECRETS, _check, build_leak_kb  # noqa: E402
+from test_leak import (  # noqa: E402
+    PRINCIPALS,
+    QUERIES,
+    SECRETS,
+    UNSEARCHABLE,
+    _check,
+    build_leak_kb,
+)
 
 ADMIN = Principal("root", admin=True)
 # The Host the test client sends: a loopback name, as the server accepts by default.
@@ -112,22 +119,25 @@ def test_search_and_documents(server: tuple[TestClient, dict[str, str]]) -> None
     assert doc["chunks"] and doc["chunks"][0]["text"]
 
 
-@pytest.mark.parametrize("body", [
-    {"question": "refunds", "roles": ["hr"]},
-    {"question": "refunds", "role": "hr"},
-    {"question": "refunds", "principal": "root"},
-    {"question": "refunds", "admin": True},
-    {"question": "refunds", "principal_id": "p-hr"},
-    {"question": "refunds", "top_k": 0},
-    {"question": "refunds", "mode": "nope"},
-    {},
+@pytest.mark.parametrize(("body", "field"), [
+    ({"question": "refunds", "roles": ["hr"]}, "roles"),
+    ({"question": "refunds", "role": "hr"}, "role"),
+    ({"question": "refunds", "principal": "root"}, "principal"),
+    ({"question": "refunds", "admin": True}, "admin"),
+    ({"question": "refunds", "principal_id": "p-hr"}, "principal_id"),
+    ({"question": "refunds", "top_k": 0}, "top_k"),
+    ({"question": "refunds", "top_k": 10**6}, "top_k"),
+    ({"question": "refunds", "mode": "nope"}, "mode"),
+    ({}, "question"),
+    ({"question": 7}, "question"),
 ])
 def test_bad_or_widening_ask_bodies_are_rejected(
-    server: tuple[TestClient, dict[str, str]], body: dict
+    server: tuple[TestClient, dict[str, str]], body: dict, field: str
 ) -> None:
     client, tokens = server
-    err = _error_shape(client.post("/ask", json=body, headers=_auth(tokens["p0"])), 422)
+    err = _error_shape(client.post("/ask", json=body, headers=_auth(tokens["p0"])), 400)
     assert err["code"] == "invalid_input"
+    assert err["details"]["field"] == field
 
 
 def test_query_fields_do_not_widen_roles(server: tuple[TestClient, dict[str, str]]) -> None:
@@ -136,7 +146,7 @@ def test_query_fields_do_not_widen_roles(server: tuple[TestClient, dict[str, str
     plain = client.post("/search", json=query, headers=_auth(tokens["p0"])).json()
     assert plain["hits"] == [] and plain["blocked_count"] > 0
     _error_shape(client.post("/search", json={**query, "roles": ["hr"]},
-                             headers=_auth(tokens["p0"])), 422)
+                             headers=_auth(tokens["p0"])), 400)
     for params in ({"roles": "hr"}, {"role": "hr"}, {"admin": "true"}, {"principal": "root"},
                    {"principal_id": "p-hr"}):
         r = client.post("/search", json=query, params=params, headers=_auth(tokens["p0"]))
@@ -251,6 +261,10 @@ def test_http_never_leaks(server: tuple[TestClient, dict[str, str]],
         for mode in ("bm25", "overlap"):
             r = client.post("/search", json={"query": query, "top_k": 50, "mode": mode},
                             headers=headers)
+            if (query, mode) in UNSEARCHABLE:
+                assert _error_shape(r, 400)["code"] == "empty_query"
+            else:
+                assert r.status_code == 200, (query, mode, r.text)
             _check(r.text, principal, f"POST /search {mode}")
         r = client.post("/ask", json={"question": query, "top_k": 10}, headers=headers)
         assert r.status_code == 200
@@ -278,3 +292,82 @@ def test_secrets_reach_their_readers_over_http(
     admin = client.post("/search", json={"query": "zebracanary", "top_k": 50},
                         headers=_auth(tokens["root"])).json()
     assert len({h["doc_id"] for h in admin["hits"]}) == 9
+
+
+def test_errors_name_the_callers_own_field(server: tuple[TestClient, dict[str, str]]) -> None:
+    client, tokens = server
+    for path, field in (("/ask", "question"), ("/search", "query")):
+        for text in ("  ", "what is the", "?!"):
+            err = _error_shape(client.post(path, json={field: text},
+                                           headers=_auth(tokens["p0"])), 400)
+            assert err["code"] == "empty_query"
+            assert err["details"]["field"] == field, (path, text, err)
+            assert err["message"].startswith(f"the {field} ")
+
+
+def test_capabilities_name_only_the_modes_the_knowledge_base_serves(tmp_path: Path) -> None:
+    from conftest import init_kb_with
+
+    plain = tmp_path / "plain"
+    KnowledgeBase.init(plain).close()
+    dense = init_kb_with(tmp_path / "dense", 'embedder = ""', 'embedder = "hash:64"')
+    for kb_dir, modes in ((plain, ["bm25", "overlap"]),
+                          (dense, ["bm25", "hybrid", "dense", "overlap"])):
+        with TestClient(create_app(kb_dir), base_url=LOCAL) as client:
+            r = client.get("/capabilities")  # public: the page reads it before any token
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert body["modes"] == modes
+            assert body["default_mode"] == "bm25" and body["max_top_k"] == 1000
+            assert body["version"] == client.get("/openapi.json").json()["info"]["version"]
+
+
+def test_openapi_says_a_bad_field_is_400_in_the_error_shape(
+    server: tuple[TestClient, dict[str, str]]
+) -> None:
+    client, _ = server
+    spec = client.get("/openapi.json").json()
+    import glassrag
+
+    assert spec["info"]["version"] == glassrag.__version__
+    for path, method in (("/ask", "post"), ("/search", "post"), ("/documents", "post"),
+                         ("/documents/{doc_id}/lines", "get")):
+        responses = spec["paths"][path][method]["responses"]
+        assert "422" not in responses and "400" in responses, path
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+    assert spec["components"]["schemas"]["Error"]["required"] == ["error"]
+    assert spec["paths"]["/documents"]["post"]["operationId"].startswith("ingest")
+
+
+def test_uploading_a_name_again_updates_it_and_never_takes_another_files_id(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\nThe archive room opens at nine.\n")
+    kb_dir = tmp_path / "kb"
+    kb = KnowledgeBase.init(kb_dir)
+    kb.ingest([folder], roles=["hr"])
+    kb.close()
+    app = create_app(kb_dir)
+    with app.state.kb.lock:
+        admin = create_token(app.state.kb.store, "root", admin=True)
+    first = ("faq.md", b"# FAQ\n\nBadges are collected at the front desk.\n", "text/plain")
+    second = ("faq.md", b"# FAQ\n\nBadges are collected in room 12.\n", "text/plain")
+    clash = ("notes.md", b"# Notes\n\nEveryone may read this.\n", "text/plain")
+    with TestClient(app, base_url=LOCAL) as client:
+        r = client.post("/documents", files={"file": first}, headers=_auth(admin))
+        assert r.status_code == 201 and r.json()["added"] == 1, r.text
+        r = client.post("/documents", files={"file": second}, headers=_auth(admin))
+        assert r.status_code == 201 and r.json()["updated"] == 1, r.text
+        faq = client.get("/documents/faq.md", headers=_auth(admin)).json()
+        assert any("room 12" in c["text"] for c in faq["chunks"])
+        # notes.md came from the handbook folder: an upload of that name is refused...
+        err = _error_shape(client.post("/documents", files={"file": clash},
+                                       headers=_auth(admin)), 400)
+        assert "already belongs to" in err["message"]
+        notes = client.get("/documents/notes.md", headers=_auth(admin)).json()
+        assert notes["roles"] == ["hr"] and "archive room" in notes["chunks"][0]["text"]
+        # ...unless the admin says it replaces it.
+        r = client.post("/documents", files={"file": clash}, data={"replace": "true"},
+                        headers=_auth(admin))
+        assert r.status_code == 201 and r.json()["updated"] == 1, r.text

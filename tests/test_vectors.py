@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import top_rows
 from glassrag.errors import InvalidInput
 from glassrag.vectors.index import HnswParams, VectorIndex, VectorRows
 
@@ -59,7 +60,7 @@ def test_exact_search_matches_brute_force(rows: VectorRows, index: VectorIndex,
     rng = np.random.default_rng(1)
     for _ in range(5):
         q = rng.standard_normal(32).astype(np.float32)
-        check_same(index.topk(q, readable, 10), brute(rows, q, readable, 10))
+        check_same(top_rows(index, q, readable, 10), brute(rows, q, readable, 10))
 
 
 def test_rows_are_grouped_by_role_set(rows: VectorRows, index: VectorIndex) -> None:
@@ -93,9 +94,9 @@ def test_blocked_count_and_blocked_matches(rows: VectorRows, index: VectorIndex)
 
 def test_query_vector_is_checked(index: VectorIndex) -> None:
     with pytest.raises(InvalidInput, match="dimension 16"):
-        index.topk(np.ones(16, np.float32), None, 3)
+        top_rows(index, np.ones(16, np.float32), None, 3)
     with pytest.raises(InvalidInput, match="zero"):
-        index.topk(np.zeros(32, np.float32), None, 3)
+        top_rows(index, np.zeros(32, np.float32), None, 3)
     with pytest.raises(InvalidInput):
         index.rebuild(VectorRows(np.arange(2), ["a", "b"], np.zeros(2),
                                  np.ones((2, 8), np.float32)), 1)
@@ -128,10 +129,10 @@ def test_apply_changes_equals_a_rebuild(rows: VectorRows, threshold: int) -> Non
         assert index.main.live_count == index.main.size - 6  # doc1 and doc2
     q = np.random.default_rng(3).standard_normal(32).astype(np.float32)
     for readable in (None, {FINANCE}):
-        check_same(index.topk(q, readable, 20), brute(after, q, readable, 20))
+        check_same(top_rows(index, q, readable, 20), brute(after, q, readable, 20))
     index.compact()
     assert index.delta.size == 0 and index.main.live is None
-    check_same(index.topk(q, None, 20), brute(after, q, None, 20))
+    check_same(top_rows(index, q, None, 20), brute(after, q, None, 20))
 
 
 def test_save_and_load(tmp_path: Path, rows: VectorRows) -> None:
@@ -148,7 +149,7 @@ def test_save_and_load(tmp_path: Path, rows: VectorRows) -> None:
     # Opened without reading 1.5 GB: a plain view of the memory map.
     assert isinstance(loaded.main.vectors.base, np.memmap)
     q = np.random.default_rng(4).standard_normal(32).astype(np.float32)
-    assert loaded.topk(q, {EMPLOYEE}, 10) == index.topk(q, {EMPLOYEE}, 10)
+    assert top_rows(loaded, q, {EMPLOYEE}, 10) == top_rows(index, q, {EMPLOYEE}, 10)
     # A small change rewrites only the small files; main and the graph are kept.
     after, fresh = _changed(rows, {"doc1"}, seed=5)
     loaded.apply_changes(["doc1", "new"], fresh, 8)
@@ -158,7 +159,7 @@ def test_save_and_load(tmp_path: Path, rows: VectorRows) -> None:
     assert state2["aux"] != state["aux"] and not (directory / f"{state['aux']}.npz").exists()
     again = VectorIndex.load(directory)
     assert again is not None and again.applied_seq == 8
-    check_same(again.topk(q, None, 10), brute(after, q, None, 10))
+    check_same(top_rows(again, q, None, 10), brute(after, q, None, 10))
 
 
 def test_damaged_state_means_rebuild(tmp_path: Path, rows: VectorRows) -> None:
@@ -207,8 +208,8 @@ def hnsw_pair() -> tuple[VectorIndex, VectorIndex, VectorRows, np.ndarray]:
 
 def recall(exact: VectorIndex, other: VectorIndex, queries: np.ndarray,
            readable: set[int] | None) -> float:
-    found = [len({r for r, _ in exact.topk(q, readable, 10)}
-                 & {r for r, _ in other.topk(q, readable, 10)}) for q in queries]
+    found = [len({r for r, _ in top_rows(exact, q, readable, 10)}
+                 & {r for r, _ in top_rows(other, q, readable, 10)}) for q in queries]
     return sum(found) / (10 * len(queries))
 
 
@@ -240,7 +241,7 @@ def test_crossing_the_threshold_waits_for_compact(rows: VectorRows) -> None:
     index.apply_changes(["doc1", "new"], fresh, 2)  # 3000 - 3 + 6 rows: over the threshold
     assert index.hnsw is None and index.needs_compaction()  # ingest is not stalled by a build
     q = np.random.default_rng(7).standard_normal(32).astype(np.float32)
-    before_all = index.topk(q, None, 10)
+    before_all = top_rows(index, q, None, 10)
     index.compact()
     assert index.hnsw is not None and not index.needs_compaction()
-    check_same(index.topk(q, None, 10), before_all)
+    check_same(top_rows(index, q, None, 10), before_all)

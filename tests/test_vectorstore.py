@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import write_jsonl
+from conftest import top_rows, write_jsonl
 from glassrag import KnowledgeBase
 from glassrag.dense.embeddings import (
     catch_up,
@@ -116,7 +116,7 @@ def test_the_index_follows_the_change_log(loaded: KnowledgeBase, tmp_path: Path)
     query = embedder.embed(["when are refunds paid"])[0]
     public = {i for i, roles in loaded.store.rolesets().items() if "public" in roles}
     top = index.search(query, public, 5)
-    assert [r for r, _ in index.topk(query, public, 5)] == [m.rowid for m in top[0]]
+    assert [r for r, _ in top_rows(index, query, public, 5)] == [m.rowid for m in top[0]]
     assert [loaded.store.chunks_by_rowid([m.rowid])[m.rowid].doc_id for m in top[0]] == \
         ["refunds"]
     assert top[1] == 3  # three chunks the public may not read
@@ -135,8 +135,9 @@ def test_the_index_follows_the_change_log(loaded: KnowledgeBase, tmp_path: Path)
     assert len(index) == 3 and catch_up(index, db) == 0
     fresh = VectorIndex(64, embedder.name)
     fresh.rebuild(load_vector_rows(db, embedder.name, 64), loaded.store.last_seq())
-    assert index.topk(query, None, 5) == fresh.topk(query, None, 5)
-    rows = {r: loaded.store.chunks_by_rowid([r])[r].doc_id for r, _ in index.topk(query, None, 5)}
+    assert top_rows(index, query, None, 5) == top_rows(fresh, query, None, 5)
+    best = top_rows(index, query, None, 5)
+    rows = {r: loaded.store.chunks_by_rowid([r])[r].doc_id for r, _ in best}
     assert sorted(rows.values()) == ["copy", "refunds", "salaries"]
     # Saved and reopened, it knows where it stopped.
     index.save(tmp_path / "vectors")

@@ -184,7 +184,8 @@ chunk_text = st.one_of(pieces.map(lambda ps: "".join(w + s for w, s in ps)), st.
 def test_every_extractive_answer_verifies(texts: list[str], question: str, min_coverage: float,
                                           max_sentences: int, max_hits: int) -> None:
     hits = [make_hit(f"d{i}#1", text) for i, text in enumerate(texts)]
-    answer_settings = AnswerSettings(min_coverage, max_sentences, max_hits)
+    answer_settings = AnswerSettings(min_coverage=min_coverage, max_sentences=max_sentences,
+                                     max_hits=max_hits)
     draft = extractive_answer(question, hits, answer_settings)
     result = verify(draft, hits)
     assert result.ok, result.problems

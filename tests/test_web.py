@@ -154,3 +154,12 @@ def test_api_docs_page(page: Any, base_url: tuple[str, str]) -> None:
     expect(page.locator("#routes")).to_contain_text("POST /ask")
     expect(page.locator("#routes")).to_contain_text("GET /documents/{doc_id}/lines")
     page.goto(url + "/")
+
+
+def test_only_the_modes_the_knowledge_base_serves_are_offered(page: Any) -> None:
+    # This knowledge base has no embedder: dense and hybrid would only give an error.
+    options = page.locator("#mode option")
+    expect(options).to_have_count(3)
+    assert [options.nth(i).get_attribute("value") for i in range(3)] == ["", "bm25",
+                                                                          "overlap"]
+    assert options.first.inner_text() == "default mode (bm25)"

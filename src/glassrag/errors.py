@@ -1,8 +1,9 @@
-"""One error hierarchy for the whole engine.
+"""One error hierarchy for the whole engine, and every other exception class it raises.
 
-Each error carries an HTTP status and a short machine code, so the CLI and the HTTP layer
-can turn any of them into the same JSON shape: ``{"error": {"code", "message", "status"}}``.
-Messages name the file, line or field at fault and never mention blocked documents.
+Each error carries an HTTP status and a short machine code, so the CLI, the HTTP API and
+MCP turn any of them into the same JSON shape: ``{"error": {"code", "message", "status",
+"details"?}}``. Messages name the file, line or field at fault (``details.field`` is the
+caller's own name for it) and never mention blocked documents.
 
 Some messages name internals a caller has no business seeing, such as the model endpoint's
 URL, the model's name or the name of the variable holding its key. Such an error also
@@ -13,6 +14,7 @@ knowledge base, asks; the HTTP API and MCP do not, and the server logs the detai
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 
@@ -44,6 +46,12 @@ class InvalidInput(GlassragError):
 
     status = 400
     code = "invalid_input"
+
+
+class BadHost(InvalidInput):
+    """The Host header names a host the server does not answer for."""
+
+    code = "invalid_host"
 
 
 class EmptyQuery(InvalidInput):
@@ -109,3 +117,85 @@ class EmbedderMismatch(GlassragError):
 
     status = 409
     code = "embedder_mismatch"
+
+
+class Unauthorized(GlassragError):
+    """No token, or a wrong or revoked one."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(GlassragError):
+    """A valid token whose principal may not do this (e.g. ingest without admin)."""
+
+    status = 403
+    code = "forbidden"
+
+
+class PayloadTooLarge(GlassragError):
+    status = 413
+    code = "payload_too_large"
+
+
+class ServerBusy(GlassragError):
+    """Every model slot and waiting place of a server is taken."""
+
+    status = 503
+    code = "busy"
+
+
+class LLMError(GlassragError):
+    status = 502
+    code = "llm_error"
+
+
+class LLMConfigError(GlassragError):
+    status = 400
+    code = "llm_config"
+
+
+class ReplyError(ValueError):
+    """A reply that cannot be turned into a draft; the message says why, for the trace."""
+
+
+class ReplyTooLarge(Exception):  # noqa: N818 - it is a condition of the reply, not a bug
+    """The reply grew past ``limit`` bytes; ``head`` is its first bytes, kept for the trace."""
+
+    def __init__(self, limit: int, head: bytes, status: int) -> None:
+        super().__init__(f"the reply is larger than {limit} bytes")
+        self.limit, self.head, self.status = limit, head, status
+
+    def truncated(self) -> str:
+        """The kept head as text, with a marker saying it was cut and why."""
+        text = self.head.decode("utf-8", "replace")
+        return (f"{text}\n[glassrag: reply truncated: it exceeded max_reply_bytes = "
+                f"{self.limit}; only the first {len(self.head)} bytes are kept]")
+
+
+# Locations that say where a field was sent (HTTP body, query string...), not its name.
+_WHERE = frozenset({"body", "query", "path", "header", "cookie", "form"})
+
+
+def _printable(part: object) -> str:
+    """A field name as text that can be sent: a lone surrogate in a submitted key is
+    escaped, since it cannot be encoded as UTF-8."""
+    return str(part).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def invalid_fields(problems: Iterable[Mapping[str, Any]]) -> InvalidInput:
+    """One :class:`InvalidInput` for schema validation problems (pydantic's ``errors()``:
+    dicts with ``loc`` and ``msg``), naming the caller's fields: ``question: Field
+    required``, ``details.field`` the first one. Submitted values are never echoed."""
+    fields: list[str] = []
+    lines: list[str] = []
+    for problem in problems:
+        loc = [_printable(p) for p in problem.get("loc", ())]
+        if len(loc) > 1 and loc[0] in _WHERE:
+            loc = loc[1:]
+        field = ".".join(loc) or "body"
+        fields.append(field)
+        lines.append(f"{field}: {problem.get('msg', 'invalid')}")
+    if not fields:
+        return InvalidInput("invalid request", field="body")
+    return InvalidInput("; ".join(lines), field=fields[0], fields=list(dict.fromkeys(fields)))

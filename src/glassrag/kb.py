@@ -8,41 +8,52 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
-from glassrag.answer.extractive import AnswerSettings
 from glassrag.dense.embeddings import EmbedReport
-from glassrag.dense.retriever import DenseSide
+from glassrag.dense.retriever import DenseRetriever, hnsw_params
+from glassrag.disclosure import disclose
 from glassrag.errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
-from glassrag.ingest.roles_rules import load_roles_rules
+from glassrag.ingest.roles_rules import ROLES_FILE, load_roles_rules
 from glassrag.ingest.run import IngestOptions, Progress, run_ingest
 from glassrag.llm.client import LLMAnswerer
 from glassrag.llm.prompt import build_request, evidence_package
-from glassrag.pipeline import AskRequest, decide, retrieve_with_rewrite, run_retrieval, validate
+from glassrag.pipeline import (
+    BLOCKED_LIMIT,
+    Request,
+    decide_or_defer,
+    retrieve_with_rewrite,
+    run_retrieval,
+    validate,
+)
 from glassrag.pipeline import ask as ask_pipeline
 from glassrag.records import (
     ANSWERED,
-    BLOCKED,
-    NO_EVIDENCE,
+    DENSE_MODES,
     Answer,
     Chunk,
     Document,
     FailedInput,
+    Hit,
     IngestReport,
+    Mode,
     Principal,
     SearchResult,
 )
 from glassrag.retrieval import readable_bm25
 from glassrag.retrieval.lexical import LexicalIndex
-from glassrag.retrieval.rewrite import RewriteHook, preview_rewrite
-from glassrag.retrieval.search import readable_sets, retrieve
+from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, preview_rewrite
+from glassrag.retrieval.search import Retrieval, readable_sets
 from glassrag.settings import CONFIG_NAME, DEFAULT_CONFIG, Settings, load_settings
 from glassrag.store import traces
 from glassrag.store.database import Store, open_store, store_exists
-from glassrag.vectors.index import HnswParams
+
+if TYPE_CHECKING:
+    from glassrag.eval.cases import EvalReport
+    from glassrag.eval.docs import DocsEvalReport
 
 DEFAULT_KB_DIR = ".glassrag"
-ROLES_RULES_NAME = "roles.toml"
 
 
 def _version_readable(roles: tuple[str, ...] | None, principal: Principal) -> bool:
@@ -65,9 +76,11 @@ class KnowledgeBase:
         self.store = store
         self.settings = settings
         self.lexical = LexicalIndex(path / "index" / "lexical")
-        self._dense: dict[str, DenseSide] = {}
-        # One lock around SQLite + Tantivy use so a server can share one instance.
+        self._dense: dict[str, DenseRetriever] = {}
+        # One lock around SQLite + Tantivy (and vector index) use so a server can share one
+        # instance. It is never held while a model runs: see _Reading and search.retrieve.
         self.lock = threading.RLock()
+        self._reading = _Reading(self)
         self._repair()
 
     @classmethod
@@ -141,15 +154,15 @@ class KnowledgeBase:
             return self.lexical.applied_seq - before
 
     # -- dense -----------------------------------------------------------------------------
-    def dense(self, embedder: str | None = None) -> DenseSide | None:
-        """The dense side for ``embedder`` (else the configured or recorded one), or None
-        when the knowledge base has no embedder at all."""
-        dense = self.settings.dense
-        params = HnswParams(threshold=dense.hnsw_threshold, target_recall=dense.target_recall)
-        side = DenseSide(self.path, self.store, embedder or dense.embedder or None, params)
-        if not side.enabled:
-            return None
-        return self._dense.setdefault(side.spec or "", side)
+    def dense(self, embedder: str | None = None) -> DenseRetriever | None:
+        """The dense retriever for ``embedder`` (else the configured or recorded one), or
+        None when the knowledge base has no embedder at all."""
+        with self.lock:  # reads the recorded model from the store
+            side = DenseRetriever(self.path, self.store, embedder or self.settings.dense.embedder
+                                  or None, hnsw_params(self.settings.dense))
+            if not side.enabled:
+                return None
+            return self._dense.setdefault(side.spec or "", side)
 
     def embed(self, embedder: str | None = None, progress: Progress | None = None) -> EmbedReport:
         """Embed every chunk without a vector (resumes an interrupted run)."""
@@ -199,7 +212,7 @@ class KnowledgeBase:
             include=tuple(include), exclude=tuple(exclude),
             follow_external_links=follow_external_links, replace=replace, id_prefix=id_prefix,
         )
-        rules = load_roles_rules(self.path / ROLES_RULES_NAME)
+        rules = load_roles_rules(self.path / ROLES_FILE)
         # The write lock first, then the in-process lock: a search holding only the latter
         # never waits for a writer in another process.
         with self.store.write_lock(on_wait), self.lock:
@@ -236,6 +249,27 @@ class KnowledgeBase:
             return self.lexical.rebuild(self.store)
 
     # -- reads -------------------------------------------------------------------------
+    def _request(self, text: str, principal: Principal | None = None, top_k: int | None = None,
+                 mode: str | None = None, terms: Sequence[str] | None = None,
+                 embedder: str | None = None, rerank: str | None = None, *,
+                 search: bool = False) -> Request:
+        """The one place a read request is built, for search (``search``: errors name the
+        ``query``, ``[search] top_k`` is the default, no blocked candidates are loaded) and
+        for ask, dry-run and inspect (the ``question``, ``[answer] top_k``)."""
+        principal = principal or Principal()
+        if top_k is None:
+            top_k = self.settings.search.top_k if search else self.settings.answer.top_k
+        mode = mode or self.settings.search.mode
+        return Request(
+            question=validate(text, top_k, field="query" if search else "question"),
+            principal=principal, top_k=top_k, mode=mode, terms=tuple(terms or ()),
+            dense=self.dense(embedder) if mode in DENSE_MODES else None,
+            dense_settings=self.settings.dense, rerank=rerank or "",
+            conceal=self.settings.conceals_from(principal),
+            blocked_limit=0 if search else BLOCKED_LIMIT,
+            field="query" if search else "question",
+        )
+
     def search(
         self,
         query: str,
@@ -252,49 +286,19 @@ class KnowledgeBase:
         ``mode`` is bm25, dense, hybrid, overlap or terms; dense and hybrid use ``embedder``
         (else the configured or recorded one); ``rerank`` is "lexical" or "cross:PATH".
         """
-        principal = principal or Principal()
-        conceal = self.settings.conceals_from(principal)
         started = time.perf_counter()
-        with self.lock:
-            self._sync()
-            found = retrieve(
-                self.store, self.lexical, query, principal,
-                self.settings.search.top_k if top_k is None else top_k,
-                mode or self.settings.search.mode, terms,
-                dense=self._dense_for(mode, embedder), dense_settings=self.settings.dense,
-                rerank=rerank or "", conceal=conceal,
-            )
+        req = self._request(query, principal, top_k, mode, terms, embedder, rerank,
+                            search=True)
+        found = run_retrieval(self.store, self.lexical, req, self._reading)
+        told = disclose(None, found.blocked_count, conceal=req.conceal)
         return SearchResult(
-            query=query, mode=found.mode, hits=found.hits,
-            blocked_count=0 if conceal else found.blocked_count,
+            query=query, mode=found.mode, hits=found.hits, blocked_count=told.blocked_count,
             query_terms=found.query_terms,
             # How long a search took tells "hidden chunks matched" from "nothing matched".
-            took_ms=None if conceal else (time.perf_counter() - started) * 1000,
+            took_ms=None if told.concealed else (time.perf_counter() - started) * 1000,
         )
 
     # -- answers ---------------------------------------------------------------------------
-    def _dense_for(self, mode: str | None, embedder: str | None) -> DenseSide | None:
-        if (mode or self.settings.search.mode) not in ("dense", "hybrid"):
-            return None
-        return self.dense(embedder)
-
-    def _ask_request(self, question: str, principal: Principal | None, top_k: int | None,
-                     mode: str | None, terms: Sequence[str] | None,
-                     embedder: str | None = None, rerank: str | None = None) -> AskRequest:
-        top_k = self.settings.answer.top_k if top_k is None else top_k
-        mode = mode or self.settings.search.mode
-        principal = principal or Principal()
-        return AskRequest(
-            question=validate(question, top_k), principal=principal,
-            top_k=top_k, mode=mode, terms=tuple(terms or ()),
-            dense=self._dense_for(mode, embedder), dense_settings=self.settings.dense,
-            rerank=rerank or "", conceal=self.settings.conceals_from(principal),
-        )
-
-    def _answer_settings(self) -> AnswerSettings:
-        a = self.settings.answer
-        return AnswerSettings(min_coverage=a.min_coverage, max_sentences=a.max_sentences)
-
     def ask(
         self,
         question: str,
@@ -318,23 +322,21 @@ class KnowledgeBase:
         use), False does not, None follows ``[llm] rewrite_query``; a callable
         ``fn(question) -> str`` is used as the rewriter with or without a model.
         """
-        req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
-        answerer = self._llm(llm)
+        req = self._request(question, principal, top_k, mode, terms, embedder, rerank)
         log = self.settings.answer.log_path
-        with self.lock:
-            self._sync()
         return ask_pipeline(
-            self.store, self.lexical, self.settings, req, self._answer_settings(),
-            log_path=(self.path / log) if log else None, llm=answerer, lock=self.lock,
-            rewrite=self.settings.llm.rewrite_query if rewrite is None else rewrite,
+            self.store, self.lexical, self.settings, req, self.settings.answer,
+            log_path=(self.path / log) if log else None, llm=self._llm(llm),
+            lock=self._reading, rewrite=self._rewrite(rewrite),
         )
+
+    def _rewrite(self, rewrite: bool | RewriteHook | None) -> bool | RewriteHook:
+        return self.settings.llm.rewrite_query if rewrite is None else rewrite
 
     def _llm(self, profile: str | None) -> LLMAnswerer | None:
         if profile is None and self.settings.llm.profile is None:
             return None
-        from glassrag.llm.client import LLMAnswerer
-
-        return LLMAnswerer(self.settings.llm.to_llm_settings(profile))
+        return LLMAnswerer(self.settings.llm.with_profile(profile))
 
     def dry_run(
         self,
@@ -352,36 +354,31 @@ class KnowledgeBase:
         """The evidence package and the exact request an LLM answerer would receive.
 
         Reads no key and writes no trace. With no permitted evidence there is no request:
-        the status is decided before any model would be called. ``rewrite`` (as for ask)
-        adds the query-rewrite request that would be sent first; it is not sent, so the
-        evidence is the question's alone.
+        the status is decided before any model would be called, as ask decides it. The
+        ``rewrite`` (as for ask) adds the query-rewrite request that would be sent first; it
+        is not sent, so the evidence is the question's alone.
         """
-        req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
-        with self.lock:
-            self._sync()
-            found = run_retrieval(self.store, self.lexical, req)
-        status, _ = decide(req.question, found, self._answer_settings(), req.dense,
-                           req.min_score)
-        conceal = self.settings.conceals_from(req.principal)
-        if status == BLOCKED and conceal:
-            status = NO_EVIDENCE
-        evidence = evidence_package(found.hits)
+        req = self._request(question, principal, top_k, mode, terms, embedder, rerank)
+        found = run_retrieval(self.store, self.lexical, req, self._reading)
         answerer = self._llm(llm)
+        # With a model and permitted evidence, the model's reply decides the status.
+        status, _ = decide_or_defer(req, found, self.settings.answer,
+                                    RewriteStage(req.question), answerer)
         request = None
-        if answerer is not None and found.hits:
+        if status is None:
+            assert answerer is not None  # decide_or_defer defers only to a model
             request = answerer.preview(req.question, found.hits)
         elif answerer is None and status == ANSWERED:
             request = build_request(req.question, found.hits)
         return {
             "question": req.question,
-            # With a model and permitted evidence, the model's reply decides the status.
-            "status": "decided_by_model" if request is not None and answerer else status,
+            "status": ("decided_by_model" if status is None
+                       else disclose(status, found.blocked_count, conceal=req.conceal).status),
             "answerer": answerer.name if answerer is not None else "extractive",
-            "evidence": evidence,
+            "evidence": evidence_package(found.hits),
             "request": request,
-            "rewrite": preview_rewrite(
-                req.question, self.settings.llm.rewrite_query if rewrite is None else rewrite,
-                answerer, terms=req.terms),
+            "rewrite": preview_rewrite(req.question, self._rewrite(rewrite), answerer,
+                                       terms=req.terms),
         }
 
     def inspect(
@@ -406,15 +403,13 @@ class KnowledgeBase:
         candidates are the question's and the rewritten query's, fused as ask fuses them;
         ``rewrite`` in the view is the trace's rewrite stage. Otherwise no model is called.
         """
-        req = self._ask_request(question, principal, top_k, mode, terms, embedder, rerank)
-        wanted = self.settings.llm.rewrite_query if rewrite is None else rewrite
+        req = self._request(question, principal, top_k, mode, terms, embedder, rerank)
+        wanted = self._rewrite(rewrite)
         # Only a rewrite asks the model anything: without one no answerer is even set up.
         answerer = self._llm(llm) if wanted is True else None
         pool_req = dataclasses.replace(req, top_k=max(candidates, req.top_k))
-        with self.lock:
-            self._sync()
         pool, stage = retrieve_with_rewrite(self.store, self.lexical, pool_req, wanted,
-                                            answerer, self.lock)
+                                            answerer, self._reading)
         rows = []
         with self.lock:
             # Under conceal, contributions use the statistics the search scored with.
@@ -427,19 +422,20 @@ class KnowledgeBase:
                     "why": (f"rank {rank} <= top_k {req.top_k}" if rank <= req.top_k
                             else f"rank {rank} > top_k {req.top_k}"),
                 })
-        conceal = self.settings.conceals_from(req.principal)
         return {
             "question": req.question, "mode": pool.mode, "top_k": req.top_k,
             "query_terms": list(pool.query_terms), "rewrite": stage.to_dict(),
             "candidates": rows,
             "selected_ids": [r["chunk_id"] for r in rows if r["selected"]],
-            "blocked_count": 0 if conceal else pool.blocked_count,
+            "blocked_count": disclose(None, pool.blocked_count,
+                                      conceal=req.conceal).blocked_count,
         }
 
-    def _contributions(self, pool: Any, hit: Any, readable: set[int] | None) -> dict[str, float]:
-        if pool.mode == "dense":
+    def _contributions(self, pool: Retrieval, hit: Hit,
+                       readable: set[int] | None) -> dict[str, float]:
+        if pool.mode == Mode.DENSE:
             return {name: round(v, 6) for name, v in hit.scores.items()}
-        if pool.mode in ("bm25", "hybrid") and hit.matched_terms:
+        if pool.mode in (Mode.BM25, Mode.HYBRID) and hit.matched_terms:
             rowid = self.store.db.execute(
                 "SELECT id FROM chunks WHERE chunk_id = ?", (hit.chunk.chunk_id,)
             ).fetchone()[0]
@@ -447,14 +443,14 @@ class KnowledgeBase:
             parts = (self.lexical.explain(terms, rowid) if readable is None
                      else readable_bm25.explain(self.lexical, terms, rowid, readable))
             return {t: round(v, 6) for t, v in parts.items()}
-        if pool.mode == "terms":
+        if pool.mode == Mode.TERMS:
             return {t: 1.0 for t in hit.matched_terms}
         from glassrag.retrieval.scorers import overlap_tokens
 
         counts = overlap_tokens(hit.chunk.title + " " + hit.chunk.text)
         return {t: float(counts.count(t)) for t in hit.matched_terms}
 
-    def evaluate(self, path: str | Path) -> Any:
+    def evaluate(self, path: str | Path) -> EvalReport | DocsEvalReport:
         """Run a case file (YAML or JSONL) and return its report (``passed``, ``lines()``);
         a question file (``answerable``, ``answers``, ``evidence``) is asked of this
         knowledge base as it is (:func:`glassrag.eval.docs.run_docs_eval`)."""
@@ -557,3 +553,24 @@ class KnowledgeBase:
                 counts["dense"] = side.describe()
         counts["path"] = str(self.path)
         return counts
+
+
+class _Reading:
+    """The knowledge base's lock for a read, with the derived indexes caught up first:
+    what retrieval holds around its store and index access (and only there). Reusable, and
+    reentrant like the lock."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self._kb = kb
+
+    def __enter__(self) -> None:
+        self._kb.lock.acquire()
+        try:
+            self._kb._sync()
+        except BaseException:
+            self._kb.lock.release()
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._kb.lock.release()

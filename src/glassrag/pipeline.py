@@ -1,6 +1,10 @@
 """``ask``, top to bottom: validate -> retrieve (roles inside) -> rewrite (optional: the
-rewritten query retrieved too, fused) -> decide -> answer -> verify -> disclose -> trace.
-Each stage is a plain function call with a typed result, timed.
+rewritten query retrieved too, fused) -> decide (or leave it to the model) -> answer ->
+verify -> disclose -> trace. Each stage is a plain function call with a typed result, timed.
+
+Search, inspect and dry-run share its first stages: every read is one :class:`Request`, built
+by the knowledge base in one place, retrieved by :func:`run_retrieval`, and told to the
+principal through :func:`glassrag.disclosure.disclose`.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glassrag.answer.extractive import AnswerSettings, extractive_answer, semantic_answer
+from glassrag.answer.extractive import extractive_answer, semantic_answer
 from glassrag.answer.verify import verify
-from glassrag.errors import GlassragError, InvalidInput
+from glassrag.disclosure import disclose
+from glassrag.errors import GlassragError
 from glassrag.llm.client import LLMAnswerer
 from glassrag.records import (
     ANSWERED,
@@ -28,21 +33,37 @@ from glassrag.records import (
     Draft,
     Hit,
     Principal,
+    Status,
     Verification,
 )
 from glassrag.retrieval.lexical import LexicalIndex
 from glassrag.retrieval.rewrite import RewriteHook, RewriteStage, fuse_retrievals, run_rewrite
-from glassrag.retrieval.search import Retrieval, check_query, check_top_k, retrieve
-from glassrag.settings import DenseSettings, Settings
+from glassrag.retrieval.search import (
+    MAX_QUERY_CHARS,
+    Retrieval,
+    check_query,
+    check_top_k,
+    retrieve,
+)
+from glassrag.settings import AnswerSettings, DenseSettings, Settings
 from glassrag.store.database import Store, now
 from glassrag.store.traces import new_trace_id, save
+from glassrag.trace import (
+    Trace,
+    TraceCandidate,
+    TraceEvidence,
+    TracePrincipal,
+    TraceSettings,
+)
 
 if TYPE_CHECKING:
-    from glassrag.dense.retriever import DenseSide
+    from glassrag.dense.retriever import DenseRetriever
 
-MAX_QUESTION_CHARS = 20_000
+# A question is held to the same limit as a search's query.
+MAX_QUESTION_CHARS = MAX_QUERY_CHARS
 # How many blocked candidates the status decision (and the audit trace) looks at.
 BLOCKED_LIMIT = 5
+Guard = AbstractContextManager[object]
 
 REFUSALS = {
     NO_EVIDENCE: "I do not have enough permitted evidence to answer this question.",
@@ -53,17 +74,25 @@ REFUSALS = {
 
 
 @dataclass(frozen=True)
-class AskRequest:
+class Request:
+    """One read (search, inspect, dry-run or ask) as the knowledge base builds it, in one
+    place: defaults applied, the text and ``top_k`` checked, the dense retriever resolved,
+    and whether the ``conceal`` policy applies to this principal."""
+
     question: str
     principal: Principal
     top_k: int
     mode: str
     terms: tuple[str, ...] = ()
-    dense: DenseSide | None = None
+    dense: DenseRetriever | None = None
     dense_settings: DenseSettings | None = None
     rerank: str = ""
-    # The ``conceal`` policy applies to this principal: see search.retrieve.
+    # The ``conceal`` policy applies to this principal: see search.retrieve and disclosure.
     conceal: bool = False
+    # How many blocked candidates to load (for the status decision and the audit trace).
+    blocked_limit: int = BLOCKED_LIMIT
+    # The caller's name for the text, named by an error about it ("query" for a search).
+    field: str = "question"
 
     @property
     def min_score(self) -> float | None:
@@ -73,27 +102,27 @@ class AskRequest:
         return self.dense_settings.min_cosine(self.dense.spec if self.dense else None)
 
 
-def validate(question: str, top_k: int) -> str:
-    """The stripped question, checked as every search's query is, and ``top_k`` checked
+def validate(question: str, top_k: int, field: str = "question") -> str:
+    """The stripped question (or query: errors name ``field``), checked as every search's
+    query is (:data:`~glassrag.retrieval.search.MAX_QUERY_CHARS`), and ``top_k`` checked
     against the one engine-wide cap (:data:`~glassrag.settings.MAX_TOP_K`)."""
-    question = check_query(question, field="question")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidInput(
-            f"the question is {len(question)} characters long; the limit is "
-            f"{MAX_QUESTION_CHARS}", field="question",
-        )
+    question = check_query(question, field=field)
     check_top_k(top_k)
     return question
 
 
-def run_retrieval(store: Store, lexical: LexicalIndex, req: AskRequest) -> Retrieval:
+def run_retrieval(store: Store, lexical: LexicalIndex, req: Request,
+                  guard: Guard | None = None) -> Retrieval:
+    """Retrieve for ``req``; ``guard`` is held around store and index access only (see
+    :func:`glassrag.retrieval.search.retrieve`)."""
     return retrieve(store, lexical, req.question, req.principal, req.top_k, req.mode,
-                    list(req.terms) or None, blocked_limit=BLOCKED_LIMIT, dense=req.dense,
-                    dense_settings=req.dense_settings, rerank=req.rerank, conceal=req.conceal)
+                    list(req.terms) or None, blocked_limit=req.blocked_limit, dense=req.dense,
+                    dense_settings=req.dense_settings, rerank=req.rerank, conceal=req.conceal,
+                    guard=guard, field=req.field)
 
 
-def add_rewritten(store: Store, lexical: LexicalIndex, req: AskRequest, found: Retrieval,
-                  rewrite: RewriteStage) -> Retrieval:
+def add_rewritten(store: Store, lexical: LexicalIndex, req: Request, found: Retrieval,
+                  rewrite: RewriteStage, guard: Guard | None = None) -> Retrieval:
     """``found`` (the question's retrieval) fused with the rewritten query's.
 
     Both queries are searched, not the rewrite alone: a rewrite that drifts can add
@@ -103,42 +132,42 @@ def add_rewritten(store: Store, lexical: LexicalIndex, req: AskRequest, found: R
     if rewrite.query is None:
         return found
     try:
-        also = run_retrieval(store, lexical, dataclasses.replace(req, question=rewrite.query))
+        rewritten = run_retrieval(store, lexical,
+                                  dataclasses.replace(req, question=rewrite.query), guard)
     except GlassragError as exc:  # e.g. a rewrite of nothing but stop words
         rewrite.fall_back(f"the rewritten query cannot be searched: {exc.message}")
         return found
-    return fuse_retrievals(found, also, req.top_k, BLOCKED_LIMIT)
+    return fuse_retrievals(found, rewritten, req.top_k, req.blocked_limit)
 
 
-def retrieve_with_rewrite(store: Store, lexical: LexicalIndex, req: AskRequest,
+def retrieve_with_rewrite(store: Store, lexical: LexicalIndex, req: Request,
                           rewrite: bool | RewriteHook, llm: LLMAnswerer | None,
-                          guard: AbstractContextManager[Any],
+                          guard: Guard | None = None,
                           lap: Callable[[str], None] = lambda stage: None,
                           ) -> tuple[Retrieval, RewriteStage]:
     """The question's retrieval, the rewrite, and the rewritten query's retrieval fused in:
     what ask searches, and what inspect ranks. Sends the rewrite request (when a rewriter
     applies) and nothing else.
 
-    ``guard`` is held around each retrieval, not around the rewrite (a model call may take
-    seconds); ``lap(stage)`` is called as each stage ends, for the trace's timings.
+    ``guard`` is held around store and index access only: not around the rewrite, the query
+    embedding or a reranker (a model call may take seconds); ``lap(stage)`` is called as
+    each stage ends, for the trace's timings.
     """
     # The question is retrieved before any rewrite, so a question that cannot be searched
     # fails before a model is asked anything.
-    with guard:
-        found = run_retrieval(store, lexical, req)
+    found = run_retrieval(store, lexical, req, guard)
     lap("retrieve")
     stage = run_rewrite(req.question, rewrite, llm, terms=req.terms)
     if stage.latency_ms is not None:
         lap("rewrite")
     if stage.query is not None:
-        with guard:
-            found = add_rewritten(store, lexical, req, found, stage)
+        found = add_rewritten(store, lexical, req, found, stage, guard)
         lap("retrieve")
     return found, stage
 
 
 def decide(question: str, found: Retrieval, settings: AnswerSettings,
-           dense: DenseSide | None = None, min_score: float | None = None,
+           dense: DenseRetriever | None = None, min_score: float | None = None,
            ) -> tuple[str, Draft | None]:
     """The true status before any answer is shown: answer only from permitted evidence.
 
@@ -167,15 +196,29 @@ def decide(question: str, found: Retrieval, settings: AnswerSettings,
     return NO_EVIDENCE, None
 
 
-def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest,
+def decide_or_defer(req: Request, found: Retrieval, settings: AnswerSettings,
+                    rewrite: RewriteStage, llm: LLMAnswerer | None,
+                    ) -> tuple[Status | None, Draft | None]:
+    """The status (and extractive draft) before any answer is shown, or ``(None, None)``
+    when a model will answer: with permitted evidence the model's reply decides, so no
+    extractive draft is made only to be thrown away (in dense and hybrid modes a draft also
+    embeds every candidate sentence). What ask does, and what dry-run reports."""
+    if llm is not None and found.hits:
+        return None, None
+    status, draft = decide_with_rewrite(req, found, settings, rewrite)
+    return Status(status), draft
+
+
+def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: Request,
         answer_settings: AnswerSettings, *, log_path: Path | None = None,
-        llm: LLMAnswerer | None = None, lock: AbstractContextManager[Any] | None = None,
+        llm: LLMAnswerer | None = None, lock: Guard | None = None,
         rewrite: bool | RewriteHook = False) -> Answer:
     """Run one question through the pipeline and record its trace.
 
-    ``lock`` guards the store and index only: retrieval and the trace write hold it, a model
-    call (which may take seconds) does not. ``rewrite`` (True: with ``llm``; or a callable)
-    adds a rewritten query to the retrieval; see :mod:`glassrag.retrieval.rewrite`.
+    ``lock`` guards the store and index only: retrieval's store and index access and the
+    trace write hold it; a model (the query embedding, a reranker, the answerer) never
+    runs under it. ``rewrite`` (True: with ``llm``; or a callable) adds a rewritten query
+    to the retrieval; see :mod:`glassrag.retrieval.rewrite`.
     """
     guard = lock if lock is not None else nullcontext()
     timings: dict[str, float] = {}
@@ -188,11 +231,12 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
         clock = t
 
     found, rewrite_stage = retrieve_with_rewrite(store, lexical, req, rewrite, llm, guard, lap)
-    status, draft = decide_with_rewrite(req, found, answer_settings, rewrite_stage)
+    decided, draft = decide_or_defer(req, found, answer_settings, rewrite_stage, llm)
     verification = Verification(ok=True)
     attempts: list[dict[str, Any]] = []
     blocked_ids = {h.chunk.chunk_id for h in found.blocked}
-    if llm is not None and found.hits:
+    if decided is None:
+        assert llm is not None  # decide_or_defer defers only to a model
         # The model is asked whenever there is permitted evidence (not only when the
         # extractive check would answer), so under `conceal` a blocked question and an
         # unanswerable one take the same path. No evidence: no call, no key read.
@@ -201,16 +245,10 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
             lambda d: verify(d, found.hits, blocked_chunk_ids=blocked_ids),
         )
         lap("answer")
-        if draft is None or not verification.ok:
-            status = UNVERIFIED
-        elif draft.status == ANSWERED:
-            status = ANSWERED
-        else:  # the model's own no_evidence: blocked or not is decided as decide() does
-            asked = (req.question, *([rewrite_stage.query] if rewrite_stage.query else []))
-            status = BLOCKED if any(_blocked_would_answer(q, found, answer_settings)
-                                    for q in asked) else NO_EVIDENCE
+        status = _model_status(req, found, answer_settings, rewrite_stage, draft, verification)
         lap("verify")
     else:
+        status = decided
         lap("answer")
         if draft is not None:
             verification = verify(draft, found.hits, blocked_chunk_ids=blocked_ids)
@@ -218,8 +256,8 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
             attempts = [_extractive_attempt(draft, verification)]
         lap("verify")
     citations = verification.citations if (status == ANSWERED and verification.ok) else ()
-    reported = NO_EVIDENCE if (status == BLOCKED and settings.conceals_from(req.principal)) \
-        else status
+    reported = disclose(status, found.blocked_count, conceal=req.conceal).status
+    assert reported is not None
     text = draft.text if (draft is not None and status == ANSWERED) else REFUSALS[reported]
     # The same evidence whatever the true status, so that under `conceal` a blocked answer
     # and a no_evidence answer cannot be told apart.
@@ -236,7 +274,21 @@ def ask(store: Store, lexical: LexicalIndex, settings: Settings, req: AskRequest
                   trace_id=trace_id, question=req.question, mode=found.mode)
 
 
-def decide_with_rewrite(req: AskRequest, found: Retrieval, settings: AnswerSettings,
+def _model_status(req: Request, found: Retrieval, settings: AnswerSettings,
+                  rewrite: RewriteStage, draft: Draft | None,
+                  verification: Verification) -> Status:
+    """The status of a model's reply: unverified unless it verified; its own no_evidence is
+    blocked when blocked evidence would have answered the question (or its rewrite)."""
+    if draft is None or not verification.ok:
+        return UNVERIFIED
+    if draft.status == ANSWERED:
+        return ANSWERED
+    asked = (req.question, *([rewrite.query] if rewrite.query else []))
+    return BLOCKED if any(_blocked_would_answer(q, found, settings) for q in asked) \
+        else NO_EVIDENCE
+
+
+def decide_with_rewrite(req: Request, found: Retrieval, settings: AnswerSettings,
                         rewrite: RewriteStage) -> tuple[str, Draft | None]:
     """decide() for the question, then for the rewritten query if the question's own words
     are not covered: a paraphrase shares few words with the chunk that answers it, and the
@@ -269,28 +321,29 @@ def _extractive_attempt(draft: Draft, verification: Verification) -> dict[str, A
     }
 
 
-def _candidate(hit: Hit, permitted: bool, selected: bool) -> dict[str, Any]:
+def _candidate(hit: Hit, permitted: bool, selected: bool) -> TraceCandidate:
     c = hit.chunk
-    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "score": round(hit.score, 6),
-            "scores": hit.scores, "ranks": hit.ranks, "matched_terms": list(hit.matched_terms),
-            "line_start": c.line_start, "line_end": c.line_end, "permitted": permitted,
-            "selected": selected}
+    return TraceCandidate(
+        chunk_id=c.chunk_id, doc_id=c.doc_id, score=round(hit.score, 6), scores=hit.scores,
+        ranks=hit.ranks, matched_terms=hit.matched_terms, line_start=c.line_start,
+        line_end=c.line_end, permitted=permitted, selected=selected)
 
 
-def _evidence_item(hit: Hit) -> dict[str, Any]:
+def _evidence_item(hit: Hit) -> TraceEvidence:
     c = hit.chunk
-    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "title": c.title,
-            "doc_version": c.doc_version, "content_hash": c.content_hash,
-            "line_start": c.line_start, "line_end": c.line_end, "page": c.page,
-            "score": round(hit.score, 6), "text": c.text}
+    return TraceEvidence(
+        chunk_id=c.chunk_id, doc_id=c.doc_id, source=c.source, title=c.title,
+        doc_version=c.doc_version, content_hash=c.content_hash, line_start=c.line_start,
+        line_end=c.line_end, page=c.page, score=round(hit.score, 6), text=c.text)
 
 
-def build_trace(trace_id: str, req: AskRequest, settings: Settings,
-                answer_settings: AnswerSettings, found: Retrieval, status: str, reported: str,
-                attempts: list[dict[str, Any]], verification: Verification, text: str,
-                citations: Sequence[Citation], timings: dict[str, float],
+def build_trace(trace_id: str, req: Request, settings: Settings,
+                answer_settings: AnswerSettings, found: Retrieval, status: Status,
+                reported: Status, attempts: list[dict[str, Any]], verification: Verification,
+                text: str, citations: Sequence[Citation], timings: dict[str, float],
                 llm: LLMAnswerer | None = None, *,
-                rewrite: RewriteStage | None = None) -> dict[str, Any]:
+                rewrite: RewriteStage | None = None) -> Trace:
+    """The trace of one ask: every stage's input and outcome, the whole truth."""
     from glassrag.llm.prompt import build_request
 
     timings["total"] = round(sum(timings.values()), 3)
@@ -299,38 +352,38 @@ def build_trace(trace_id: str, req: AskRequest, settings: Settings,
                    else llm.preview(req.question, found.hits) if found.hits else None)
     else:
         request = build_request(req.question, found.hits) if found.hits else None
-    return {
-        "trace_id": trace_id,
-        "created_at": now(),
-        "principal": {"principal_id": req.principal.principal_id,
-                      "roles": list(req.principal.roles), "admin": req.principal.admin},
-        "question": req.question,
-        "rewrite": (rewrite or RewriteStage(req.question)).to_dict(),
-        "settings": {"mode": found.mode, "top_k": req.top_k, "terms": list(req.terms),
-                     "answerer": llm.name if llm is not None else "extractive",
-                     "llm": llm.endpoint.describe() if llm is not None else None,
-                     "min_coverage": answer_settings.min_coverage,
-                     "max_sentences": answer_settings.max_sentences},
-        "disclosure": settings.permissions.disclosure,
-        "query_terms": list(found.query_terms),
-        "candidates": [_candidate(h, True, True) for h in found.hits]
-        + [_candidate(h, False, False) for h in found.blocked],
-        "permitted_count": len(found.hits),
-        "blocked_count": found.blocked_count,
-        "blocked_chunk_ids": [h.chunk.chunk_id for h in found.blocked],
-        "evidence": [_evidence_item(h) for h in found.hits],
-        "request": request,
-        "attempts": attempts,
-        "verification": verification.to_dict(),
-        "status": status,
-        "reported_status": reported,
-        "answer": text,
-        "citations": [c.to_dict() for c in citations],
-        "timings_ms": timings,
-    }
+    return Trace(
+        trace_id=trace_id,
+        created_at=now(),
+        principal=TracePrincipal(req.principal.principal_id, req.principal.roles,
+                                 req.principal.admin),
+        question=req.question,
+        rewrite=(rewrite or RewriteStage(req.question)).to_dict(),
+        settings=TraceSettings(
+            mode=found.mode, top_k=req.top_k, terms=req.terms,
+            answerer=llm.name if llm is not None else "extractive",
+            llm=llm.endpoint.describe() if llm is not None else None,
+            min_coverage=answer_settings.min_coverage,
+            max_sentences=answer_settings.max_sentences),
+        disclosure=settings.permissions.disclosure,
+        query_terms=found.query_terms,
+        candidates=(*(_candidate(h, True, True) for h in found.hits),
+                    *(_candidate(h, False, False) for h in found.blocked)),
+        blocked_count=found.blocked_count,
+        blocked_chunk_ids=tuple(h.chunk.chunk_id for h in found.blocked),
+        evidence=tuple(_evidence_item(h) for h in found.hits),
+        request=request,
+        attempts=tuple(attempts),
+        verification=verification,
+        status=status,
+        reported_status=reported,
+        answer=text,
+        citations=tuple(citations),
+        timings_ms=timings,
+    )
 
 
-def _log(path: Path, req: AskRequest, status: str, found: Retrieval,
+def _log(path: Path, req: Request, status: str, found: Retrieval,
          citations: Sequence[Citation]) -> None:
     """The seed-000 exercise's retrieval log: one JSON line per question."""
     line = {"question": req.question, "roles": list(req.principal.roles), "status": status,

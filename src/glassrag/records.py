@@ -7,10 +7,54 @@ JSON with :func:`to_json` at the edges. pydantic is kept for the edges only.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, Literal, get_args
 
 PUBLIC_ROLE = "public"
+
+
+class _Name(str, Enum):
+    """A name in glassrag's contract. A member is a ``str``: it compares, hashes, formats
+    and serialises (JSON, SQLite, TOML) as its value, so outputs carry the plain string."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Mode(_Name):
+    """How a search ranks chunks."""
+
+    BM25 = "bm25"  # Tantivy BM25
+    DENSE = "dense"  # cosine over the embedder's vectors
+    HYBRID = "hybrid"  # both, fused
+    OVERLAP = "overlap"  # seed 000's keyword overlap
+    TERMS = "terms"  # explicit terms (seed 001's --terms)
+
+
+#: The modes a caller can choose by name alone (``terms`` comes with its terms), as the
+#: type the HTTP and MCP request models declare; each must be a Mode (checked on import).
+NamedMode = Literal["bm25", "dense", "hybrid", "overlap"]
+NAMED_MODES = tuple(Mode(name) for name in get_args(NamedMode))
+#: The modes that need an embedder.
+DENSE_MODES = (Mode.DENSE, Mode.HYBRID)
+
+
+class Status(_Name):
+    """What became of a question."""
+
+    ANSWERED = "answered"
+    NO_EVIDENCE = "no_evidence"
+    BLOCKED = "blocked_by_permission"
+    UNVERIFIED = "unverified"
+
+
+class Fusion(_Name):
+    """How hybrid search combines its retrievers' rankings (see retrieval/fusion.py)."""
+
+    RRF = "rrf"
+    WEIGHTED = "weighted"
 
 
 @dataclass(frozen=True)
@@ -22,7 +66,7 @@ class Principal:
     admin: bool = False
 
     def __init__(
-        self, principal_id: str = "anonymous", roles: Any = (), admin: bool = False
+        self, principal_id: str = "anonymous", roles: Iterable[object] = (), admin: bool = False
     ) -> None:
         cleaned = sorted({str(r).strip() for r in roles if str(r).strip()} | {PUBLIC_ROLE})
         object.__setattr__(self, "principal_id", principal_id)
@@ -255,11 +299,12 @@ def to_json(obj: Any) -> Any:
 
 # -- answers -------------------------------------------------------------------------------
 
-ANSWERED = "answered"
-NO_EVIDENCE = "no_evidence"
-BLOCKED = "blocked_by_permission"
-UNVERIFIED = "unverified"
-STATUSES = (ANSWERED, NO_EVIDENCE, BLOCKED, UNVERIFIED)
+# Short names for the statuses, used throughout.
+ANSWERED = Status.ANSWERED
+NO_EVIDENCE = Status.NO_EVIDENCE
+BLOCKED = Status.BLOCKED
+UNVERIFIED = Status.UNVERIFIED
+STATUSES = tuple(Status)
 
 
 @dataclass(frozen=True)

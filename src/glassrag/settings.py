@@ -2,24 +2,35 @@
 
 Every setting has a default, so a knowledge base works with no file at all; ``glassrag init``
 writes the file with every default spelled out, so nothing (least of all the role given to
-documents that name none) is implicit.
+documents that name none) is implicit (:data:`DEFAULT_CONFIG`; a test checks it against the
+models here: every field, its default and a comment, nothing else).
+
+These models are the only definition of each setting: the answerer, the LLM client and the
+dense retriever take their section as it is, and constructing one with a bad value raises
+InvalidInput naming the field.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from glassrag.errors import InvalidInput
+from glassrag.records import Fusion, Mode, Principal
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:  # pragma: no cover - typing_extensions comes with pydantic
+    from typing_extensions import Self
 
 CONFIG_NAME = "glassrag.toml"
 
@@ -33,8 +44,50 @@ Chunker = Literal["docs", "structure", "sentences", "punctuation", "window"]
 MAX_TOP_K = 1000
 
 
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+                     for err in exc.errors())
+
+
+# Set while a section validates its input: the sections inside it then raise pydantic's
+# errors, which carry their locations, to the one that reports them.
+_validating: ContextVar[bool] = ContextVar("glassrag_settings_validating", default=False)
+
+
 class _Section(BaseModel):
+    """A settings section; ``model_validate`` (how glassrag.toml is read) raises pydantic's
+    ValidationError, which :func:`load_settings` reports with the file's path."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        token = _validating.set(True)
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        finally:
+            _validating.reset(token)
+
+
+class _CheckedSection(_Section):
+    """A section the answerer or the LLM client is handed directly in Python: built there
+    with a bad value, it raises InvalidInput naming the field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, **data: Any) -> None:
+        if _validating.get():
+            super().__init__(**data)
+            return
+        token = _validating.set(True)
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            fields = [str(err["loc"][0]) for err in exc.errors() if err["loc"]]
+            raise InvalidInput(f"invalid {type(self).__name__}: {_problems(exc)}",
+                               field=fields[0] if fields else "settings") from exc
+        finally:
+            _validating.reset(token)
 
 
 class IngestSettings(_Section):
@@ -71,7 +124,7 @@ class PermissionSettings(_Section):
 
 class SearchSettings(_Section):
     top_k: int = Field(default=10, gt=0, le=MAX_TOP_K)
-    mode: Literal["bm25", "dense", "hybrid", "overlap", "terms"] = "bm25"
+    mode: Mode = Mode.BM25
 
 
 # Cosine similarity below which a dense hit is not evidence, by embedder kind, for
@@ -87,7 +140,7 @@ class DenseSettings(_Section):
     embedder: str = ""
     # "auto": the default of the embedder kind (MIN_SCORE_BY_KIND, else DEFAULT_MIN_SCORE).
     min_score: float | Literal["auto"] = "auto"
-    fusion: Literal["rrf", "weighted"] = "weighted"
+    fusion: Fusion = Fusion.WEIGHTED
     rrf_k: int = Field(default=60, gt=0)
     bm25_weight: float = Field(default=1.0, ge=0.0)
     dense_weight: float = Field(default=1.0, ge=0.0)
@@ -112,20 +165,34 @@ class DenseSettings(_Section):
         return MIN_SCORE_BY_KIND.get(kind, DEFAULT_MIN_SCORE)
 
 
-class AnswerSection(_Section):
+class AnswerSettings(_CheckedSection):
+    """The ``[answer]`` section, and how the extractive answerer chooses sentences."""
+
+    #: How many permitted chunks an answer may draw on.
     top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
+    #: Weighted share of the question's terms the best sentence must cover; below it the
+    #: answer is ``no_evidence`` rather than a quote that does not address the question.
     min_coverage: float = Field(default=0.3, ge=0.0, le=1.0)
+    #: Most sentences in one answer; further ones are added only when they cover question
+    #: terms the earlier ones did not.
     max_sentences: int = Field(default=2, ge=1, le=10)
+    #: How many of the best-ranked evidence hits sentences are taken from.
+    max_hits: int = Field(default=5, ge=1, le=MAX_TOP_K)
     log_path: str = ""
 
 
 LLMProfile = Literal["openai", "openai-responses", "deepseek", "ollama", "vllm", "llamacpp"]
+#: The profile names (their definitions are in :mod:`glassrag.llm.profiles`).
+LLM_PROFILES: tuple[str, ...] = get_args(LLMProfile)
+DEFAULT_LLM_PROFILE = "openai"
+StructuredOutput = Literal["json_schema", "json_object", "text"]
 
 
-class LLMSection(_Section):
-    """The ``[llm]`` section; with no ``profile`` answers stay extractive unless ``--llm``."""
+class LLMSettings(_CheckedSection):
+    """The ``[llm]`` section; with no ``profile`` answers stay extractive unless ``--llm``.
+    ``None`` elsewhere means "the profile's default" (see docs/llm.md)."""
 
-    profile: LLMProfile | None = None
+    profile: str | None = None
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
@@ -134,16 +201,27 @@ class LLMSection(_Section):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     retries: int = Field(default=2, ge=0, le=10)
     http_retries: int = Field(default=3, ge=0, le=10)
-    structured_output: Literal["json_schema", "json_object", "text"] | None = None
+    structured_output: StructuredOutput | None = None
     rewrite_query: bool = False
     max_reply_bytes: int = Field(default=1_048_576, ge=1024, le=1 << 30)
     max_citations: int = Field(default=50, ge=1, le=1000)
 
-    def to_llm_settings(self, profile: str | None = None) -> Any:
-        from glassrag.llm.client import LLMSettings
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, value: str | None) -> str | None:
+        if value is not None and value not in LLM_PROFILES:
+            raise ValueError(f"unknown LLM profile {value!r}; one of {', '.join(LLM_PROFILES)}")
+        return value
 
-        return LLMSettings(profile=profile or self.profile or "openai",
-                           **self.model_dump(exclude={"profile"}))
+    @property
+    def profile_name(self) -> str:
+        """The profile a model call uses: the one set, else the default."""
+        return self.profile or DEFAULT_LLM_PROFILE
+
+    def with_profile(self, profile: str | None = None) -> LLMSettings:
+        """These settings with ``profile`` (e.g. ``ask --llm``) chosen, else the one set,
+        else the default; an unknown profile is InvalidInput."""
+        return LLMSettings(**{**self.model_dump(), "profile": profile or self.profile_name})
 
 
 class ServerSettings(_Section):
@@ -187,13 +265,13 @@ class Settings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
-    answer: AnswerSection = Field(default_factory=AnswerSection)
-    llm: LLMSection = Field(default_factory=LLMSection)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
     dense: DenseSettings = Field(default_factory=DenseSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
 
-    def conceals_from(self, principal: Any) -> bool:
+    def conceals_from(self, principal: Principal) -> bool:
         """Under the ``conceal`` policy, blocked evidence is hidden from non-admins."""
         return self.permissions.disclosure == "conceal" and not principal.admin
 
@@ -221,10 +299,8 @@ def load_settings(kb_dir: Path) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise InvalidInput(f"{path}: invalid settings: {problems}", path=str(path)) from exc
+        raise InvalidInput(f"{path}: invalid settings: {_problems(exc)}",
+                           path=str(path)) from exc
 
 
 DEFAULT_CONFIG = """\
@@ -256,7 +332,7 @@ csv_template = ""
 # How web pages (.html, .htm, .xhtml) become text: "builtin" (selectolax: <main>, else
 # <article>, else <body>) or "trafilatura" (its main-content extraction; needs the
 # [parsers] extra).
-# html_extractor = "builtin"
+html_extractor = "builtin"
 # PDF, Word, PowerPoint, HTML, e-mail and CSV/TSV files are parsed in a helper process under
 # a budget per file: this many seconds, and this many MB of memory beyond the helper's own.
 # A file over either fails alone ("... exceeded the 30 s parse budget"). Markdown, text and
@@ -297,6 +373,7 @@ sentences_per_chunk = 2
 disclosure = "disclose"
 
 [search]
+# How many hits a search returns (search --top-k), at most 1000.
 top_k = 10
 # bm25 (Tantivy), dense, hybrid (both, fused), overlap (the seed-000 keyword overlap),
 # terms (explicit --terms)
@@ -339,6 +416,8 @@ top_k = 5
 min_coverage = 0.3
 # At most this many sentences, each with its own citation.
 max_sentences = 2
+# Sentences are taken from at most this many of the best-ranked evidence chunks.
+max_hits = 5
 # Append one JSON line per question (question, roles, status, top_score, citations) to
 # this file; empty means no log. Relative paths are relative to the knowledge base.
 log_path = ""
@@ -351,9 +430,14 @@ log_path = ""
 # base_url = "http://127.0.0.1:8000/v1"
 # model = "gpt-4o-mini"
 # api_key_env = "OPENAI_API_KEY"   # the NAME of the variable holding the key
+# Seconds to wait for the model's reply, the most tokens it may write, and its temperature.
 timeout = 30.0
 max_output_tokens = 1024
 temperature = 0.0
+# How replies are constrained to the answer's JSON: json_schema, json_object or text.
+# Unset means the profile's own (json_schema for openai, openai-responses and vllm;
+# json_object for deepseek, ollama and llamacpp).
+# structured_output = "json_schema"
 # Replies whose citations fail verification are retried with a stricter prompt this many
 # times, then the status is unverified.
 retries = 2

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassrag.errors import InvalidInput
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Draft, DraftCitation, Hit
+from glassrag.settings import AnswerSettings
 from glassrag.text.analysis import analyze, unique_terms
 from glassrag.text.sentences import split_sentences as _split
 
@@ -42,28 +42,6 @@ TOP_HIT_MARGIN = 0.2
 NOTED_CANDIDATES = 10
 
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
-
-
-@dataclass(frozen=True)
-class AnswerSettings:
-    """How the extractive answerer chooses sentences."""
-
-    #: Weighted share of the question's terms the best sentence must cover; below it the
-    #: answer is ``no_evidence`` rather than a quote that does not address the question.
-    min_coverage: float = 0.3
-    #: Most sentences in one answer; further ones are added only when they cover question
-    #: terms the earlier ones did not.
-    max_sentences: int = 2
-    #: How many of the best-ranked evidence hits sentences are taken from.
-    max_hits: int = 5
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.min_coverage <= 1.0:
-            raise InvalidInput("min_coverage must be between 0 and 1", field="min_coverage")
-        if self.max_sentences < 1:
-            raise InvalidInput("max_sentences must be at least 1", field="max_sentences")
-        if self.max_hits < 1:
-            raise InvalidInput("max_hits must be at least 1", field="max_hits")
 
 
 @dataclass(frozen=True)

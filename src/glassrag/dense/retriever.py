@@ -21,12 +21,23 @@ from glassrag.dense.embedders import parse_embedder
 from glassrag.dense.embeddings import EmbedReport
 from glassrag.errors import GlassragError, InvalidInput
 from glassrag.locks import exclusive
+from glassrag.settings import DenseSettings
 from glassrag.store.database import Store
 from glassrag.vectors.index import DEFAULT_HNSW_THRESHOLD, HnswParams, VectorIndex, VectorMatch
 
 
-class DenseSide:
-    """Cheap to create; the embedder and the index load on first use."""
+def hnsw_params(settings: DenseSettings) -> HnswParams:
+    """The vector index's parameters from the ``[dense]`` settings: the two a user sets
+    (``hnsw_threshold``, ``target_recall``) and the index's own defaults for the rest."""
+    return HnswParams(threshold=settings.hnsw_threshold, target_recall=settings.target_recall)
+
+
+class DenseRetriever:
+    """A knowledge base's dense retrieval: its embedder, stored vectors and vector index.
+
+    Cheap to create; the embedder and the index load on first use. A search is two calls,
+    :meth:`embed_query` (the model, which needs no store access) then :meth:`search` (the
+    store and index), so a caller can hold its lock around the second alone."""
 
     def __init__(self, kb_dir: Path, store: Store, spec: str | None,
                  params: HnswParams | None = None) -> None:
@@ -137,9 +148,15 @@ class DenseSide:
             info["calibration"] = state["calibration"]
         return info
 
-    def search(self, query: str, readable: Collection[int] | None, limit: int,
+    def embed_query(self, query: str) -> np.ndarray:
+        """The query's vector. Runs the model (or calls the embedding server) and touches
+        neither the store nor the index."""
+        return self.embedder.embed_queries([query])[0]
+
+    def search(self, vector: np.ndarray, readable: Collection[int] | None, limit: int,
                blocked_limit: int, min_score: float | None, exact: bool = False,
                ) -> tuple[list[VectorMatch], int, list[VectorMatch]]:
-        index = self.index()
-        vector = self.embedder.embed_queries([query])[0]
-        return index.search(vector, readable, limit, blocked_limit, min_score, exact=exact)
+        """The best readable rows for a vector from :meth:`embed_query`, as
+        :meth:`VectorIndex.search` returns them (the index caught up first)."""
+        return self.index().search(vector, readable, limit, blocked_limit, min_score,
+                                   exact=exact)

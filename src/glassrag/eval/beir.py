@@ -45,7 +45,7 @@ from glassrag.errors import EmptyQuery, GlassragError, InvalidInput, MissingExtr
 from glassrag.eval.beir_data import Corpus, load_beir
 from glassrag.eval.metrics import evaluate, per_query
 from glassrag.eval.qa import benchmark_kb_dir
-from glassrag.records import Principal
+from glassrag.records import DENSE_MODES, Principal
 from glassrag.settings import MAX_TOP_K
 from glassrag.text.analysis import analyze, unique_terms
 
@@ -267,7 +267,7 @@ def run_beir(
     if limit is not None:
         queries = dict(list(queries.items())[:limit])
         qrels = {q: qrels[q] for q in queries}
-    if mode not in ("dense", "hybrid"):
+    if mode not in DENSE_MODES:
         embedder = None  # only dense and hybrid use one: bm25 runs never embed
     if tokenizer is not None:
         if mode != "bm25" or rerank or fusion or dense:
@@ -288,7 +288,7 @@ def run_beir(
         ingest_seconds, embed_seconds = _ingest(kb, root, corpus, embedder, progress,
                                                 title_in_text)
         chunks = int(kb.status().get("chunks", 0))
-        if mode in ("dense", "hybrid") and embedder is None:
+        if mode in DENSE_MODES and embedder is None:
             side = kb.dense(None)  # the configured or recorded embedder, for the report
             label = side.spec if side is not None else None
         else:
@@ -320,7 +320,7 @@ def run_beir(
                    search_seconds=search_seconds, empty=empty, failed=failed, rerank=rerank,
                    fusion=fusion if mode == "hybrid" else None, chunking=chunk_settings,
                    params={"title_in_text": title_in_text,
-                           **({"dense": dense_settings} if mode in ("dense", "hybrid") else {})})
+                           **({"dense": dense_settings} if mode in DENSE_MODES else {})})
 
 
 def _dense_settings(kb: KnowledgeBase, overrides: Mapping[str, Any]) -> Any:

@@ -27,8 +27,7 @@ from glassrag.answer.verify import normalize_for_match
 from glassrag.errors import GlassragError, InvalidInput
 from glassrag.eval.qa import Progress, QAReport, run_qa
 from glassrag.eval.record_files import parse_records
-from glassrag.records import STATUSES, Principal
-from glassrag.retrieval.search import MODES
+from glassrag.records import STATUSES, Mode, Principal
 from glassrag.settings import MAX_TOP_K  # the engine's one cap on top_k
 
 if TYPE_CHECKING:
@@ -163,8 +162,8 @@ def _check_case(path: Path, index: int, line: int | None, item: Any) -> EvalCase
     top_k = item.get("top_k")
     if top_k is not None and (type(top_k) is not int or not 1 <= top_k <= MAX_TOP_K):
         raise fail("top_k", f"must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
-    if item.get("mode") is not None and item["mode"] not in MODES:
-        raise fail("mode", f"unknown mode {item['mode']!r}; choose one of {', '.join(MODES)}")
+    if item.get("mode") is not None and item["mode"] not in tuple(Mode):
+        raise fail("mode", f"unknown mode {item['mode']!r}; choose one of {', '.join(Mode)}")
 
     def text(key: str) -> str | None:
         value = item.get(key)

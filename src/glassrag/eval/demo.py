@@ -1,5 +1,6 @@
-"""``glassrag demo``: the seed-000 workshop's four steps on the bundled examples, then the same
-flow on the Chinese fare rules, each in a temporary knowledge base."""
+"""``glassrag demo``: the workshop's four steps (chunks, an answer with citations, permission
+and no-evidence checks, a mini evaluation) on the bundled examples, then the same flow on the
+Chinese fare rules, each in a temporary knowledge base."""
 
 from __future__ import annotations
 
@@ -20,6 +21,18 @@ def _sources(answer: Answer) -> str:
     return ", ".join(dict.fromkeys(c.source for c in answer.citations)) or "none"
 
 
+def _citation_lines(answer: Answer) -> list[str]:
+    """Each citation with the exact lines it quotes, as ``glassrag ask`` prints them."""
+    return [f"  [{n}] {c.source} lines {c.line_start}-{c.line_end} ({c.chunk_id}): {c.quote}"
+            for n, c in enumerate(answer.citations, start=1)]
+
+
+def _check(say: Say, kb: KnowledgeBase, label: str, question: str) -> None:
+    """One permission or no-evidence check: the question asked, then its status."""
+    say(f"question: {question}")
+    say(f"{label}: {kb.ask(question, principal=PUBLIC).status}")
+
+
 def _flow(say: Say, kb: KnowledgeBase, corpus: Path, cases: Path,
           questions: dict[str, str]) -> bool:
     from glassrag.eval.cases import load_cases, run_cases
@@ -28,7 +41,11 @@ def _flow(say: Say, kb: KnowledgeBase, corpus: Path, cases: Path,
     chunks = [c for d in kb.documents() for c in kb.chunks(d.doc_id)]
     say("STEP 1: parse and chunk documents")
     say(f"chunks: {report.chunks}")
-    say(f"first_chunk: {chunks[0].chunk_id} -> {chunks[0].title}")
+    first = chunks[0]
+    # Step 2 cites sources; this line relates the chunk's document to its source.
+    say(f"first_chunk: {first.chunk_id} -> {first.title}")
+    say(f"first_chunk_document: {first.doc_id} (source {kb.document(first.doc_id).source}, "
+        f"lines {first.line_start}-{first.line_end})")
     say("")
     say("STEP 2: answer with citations")
     result = kb.ask(questions["answer"], principal=PUBLIC)
@@ -36,13 +53,13 @@ def _flow(say: Say, kb: KnowledgeBase, corpus: Path, cases: Path,
     say(f"status: {result.status}")
     say(f"answer: {result.answer}")
     say(f"citations: {_sources(result)}")
+    for line in _citation_lines(result):
+        say(line)
     say("")
     say("STEP 3: permission and no-evidence checks")
     if "private" in questions:
-        private = kb.ask(questions["private"], principal=PUBLIC)
-        say(f"private_question_as_public: {private.status}")
-    unknown = kb.ask(questions["unknown"], principal=PUBLIC)
-    say(f"unknown_question: {unknown.status}")
+        _check(say, kb, "private_question_as_public", questions["private"])
+    _check(say, kb, "unknown_question", questions["unknown"])
     say("")
     say("STEP 4: mini evaluation")
     evaluation = run_cases(kb, load_cases(cases))

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from glassrag.errors import GlassragError, InvalidInput
 from glassrag.eval.docs_questions import DocsQuestion, answer_text, holds_answer, matches_any
-from glassrag.records import ANSWERED, NO_EVIDENCE, Answer, Principal
+from glassrag.records import ANSWERED, DENSE_MODES, NO_EVIDENCE, Answer, Principal
 
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
@@ -269,7 +269,7 @@ def build_kb(kb: KnowledgeBase, name: str, folder: Path, embedder: str | None,
 
     A file that fails is listed in the build, not raised: the other files still count."""
     started = time.perf_counter()
-    dense = embedder if mode in ("dense", "hybrid") else None
+    dense = embedder if mode in DENSE_MODES else None
     report = kb.ingest([folder], prune=True, embedder=dense)
     counts = kb.status()
     return CorpusBuild(name, str(folder), str(kb.path), int(counts.get("documents", 0)),
@@ -298,7 +298,7 @@ def apply_overrides(kb: KnowledgeBase, overrides: Mapping[str, Mapping[str, Any]
 def _settings_of(kb: KnowledgeBase, mode: str | None, embedder: str | None) -> dict[str, Any]:
     """The settings that decide the answers; ``min_score`` resolved for the embedder used."""
     s = kb.settings
-    side = kb.dense(embedder) if (mode or s.search.mode) in ("dense", "hybrid") else None
+    side = kb.dense(embedder) if (mode or s.search.mode) in DENSE_MODES else None
     spec = side.spec if side is not None else None
     return {"mode": mode or s.search.mode, "answer_top_k": s.answer.top_k,
             "min_coverage": s.answer.min_coverage, "max_sentences": s.answer.max_sentences,

@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glassrag.records import DENSE_MODES
+
 if TYPE_CHECKING:
     from glassrag.eval.docs import DocsEvalReport
 
@@ -50,7 +52,7 @@ def report_lines(report: DocsEvalReport, failures: int | None = 20) -> list[str]
     o = report.overall
     s = report.settings
     dense = f", embedder {s.get('embedder')}, min_score {s.get('min_score')}" \
-        if report.mode in ("dense", "hybrid") else ""
+        if report.mode in DENSE_MODES else ""
     lines = [f"questions: {o['n_answerable'] + o['n_unanswerable']} ({o['n_answerable']} "
              f"answerable, {o['n_unanswerable']} unanswerable); mode {report.mode}, "
              f"min_coverage {s.get('min_coverage')}{dense}"]

@@ -39,11 +39,11 @@ from glassrag.eval.docs import (
     rates,
 )
 from glassrag.eval.docs_questions import DocsQuestion
-from glassrag.records import ANSWERED, Answer, Draft, Hit, Principal
+from glassrag.records import ANSWERED, DENSE_MODES, Answer, Draft, Hit, Principal
 
 if TYPE_CHECKING:
-    from glassrag.answer.extractive import AnswerSettings
     from glassrag.kb import KnowledgeBase
+    from glassrag.settings import AnswerSettings
 
 #: Coverage thresholds tried: 0, 0.025, …, 1.
 COVERAGE_GRID = tuple(round(i * 0.025, 3) for i in range(41))
@@ -134,7 +134,7 @@ def calibrate(
         for build, base, asked in plan:
             builds.append(build)
             used_mode = mode or base.settings.search.mode
-            side = base.dense(embedder) if used_mode in ("dense", "hybrid") else None
+            side = base.dense(embedder) if used_mode in DENSE_MODES else None
             spec = side.spec if side is not None else None
             now_coverage = base.settings.answer.min_coverage
             now_cosine = base.settings.dense.min_cosine(spec) if side else None
@@ -180,14 +180,14 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
 
     out = Signals(question, refused=judge(question, _refusal(question)))
     try:
-        req = kb._ask_request(question.question, principal, top_k, mode, None, embedder)
+        req = kb._request(question.question, principal, top_k, mode, None, embedder)
         if req.dense_settings is not None:  # gate open: no dense candidate is cut
             req = dataclasses.replace(req, dense_settings=req.dense_settings.model_copy(
                 update={"min_score": -1.0}))
         with kb.lock:
             kb._sync()
             found = run_retrieval(kb.store, kb.lexical, req)
-        settings = kb._answer_settings()
+        settings = kb.settings.answer
         hits = list(found.hits)
         out.hits = [h.chunk.chunk_id for h in hits]
         out.dense = [h.scores.get("dense") for h in hits]
@@ -195,7 +195,7 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         for subset in lists:
             out.extractive[tuple(h.chunk.chunk_id for h in subset)] = {
                 t: _extractive(question, subset, settings, t) for t in coverages}
-        if req.dense is not None and mode in ("dense", "hybrid"):
+        if req.dense is not None and mode in DENSE_MODES:
             once = _QuestionOnce(req.dense.embedder)
             out.semantic = [_semantic(question, hit, hits, once, settings) for hit in hits]
     except GlassragError as exc:  # recorded as ask would report it; the sweep goes on
@@ -229,7 +229,7 @@ def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSet
     if not hits:
         return None
     draft = extractive_answer(question.question, hits,
-                              dataclasses.replace(settings, min_coverage=threshold))
+                              settings.model_copy(update={"min_coverage": threshold}))
     return _verified(question, draft, hits)
 
 

@@ -95,6 +95,8 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
         pieces = _section_pieces(doc, section.blocks, max_chars)
         for start, end in _absorb_markers(doc, _pack(pieces, max_chars), max_chars):
             body = text[start:end]
+            if not body.strip():  # a block of control characters Markdown does not count as space
+                continue
             shown = reduce(body) if reduce else body
             index = f"{section.path}\n{shown}" if section.path else shown
             spans.append(ChunkSpan(

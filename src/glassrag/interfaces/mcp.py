@@ -5,7 +5,8 @@ stdio the token the server was started with (so revoking it ends a running sessi
 next call), over streamable HTTP the token of the HTTP request carrying the call (and
 every HTTP request is refused with 401 before that without a valid one, by the same guard
 as ``glassrag serve``). A tool call has no way to name a principal or roles, and its input
-schema rejects unknown fields.
+schema rejects unknown fields. A call whose arguments fail that schema gets the same JSON
+error shape as an engine error, naming the argument (``details.field``).
 """
 
 from __future__ import annotations
@@ -13,44 +14,37 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from pydantic import ConfigDict, Field
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from pydantic import ConfigDict, Field, ValidationError
 
-from glassrag.errors import GlassragError, MissingExtra
+from glassrag import __version__
+from glassrag.errors import GlassragError, MissingExtra, Unauthorized, invalid_fields
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
-from glassrag.records import Principal
+from glassrag.records import NamedMode, Principal
 from glassrag.settings import MAX_TOP_K
-from glassrag.store.bearer_tokens import ANONYMOUS, TokenReader, Unauthorized, principal_for
+from glassrag.store.bearer_tokens import TokenReader, authenticate
 
 TOOL_NAMES = ("search_knowledge_base", "ask")
-Mode = Literal["bm25", "dense", "hybrid", "overlap"]
 # Who makes a tool call, from the call's HTTP headers (None over stdio); raises
 # Unauthorized for a missing, wrong or revoked token.
 Caller = Callable[[Mapping[str, str] | None], Principal]
 
 
-def principal_from_token(kb: KnowledgeBase, token: str | None, *,
-                         allow_anonymous: bool = False) -> Principal:
-    """The principal for ``token``; anonymous (public only) without one, if allowed."""
-    if not token:
-        if allow_anonymous:
-            return Principal(ANONYMOUS)
-        raise Unauthorized("glassrag mcp needs a token (--token or $GLASSRAG_TOKEN)")
-    with kb.lock:
-        found = principal_for(kb.store, token)
-    if found is None:
-        raise Unauthorized("invalid or revoked token")
-    return found
+STDIO_MISSING = "glassrag mcp needs a token (--token or $GLASSRAG_TOKEN)"
 
 
 def token_caller(tokens: TokenReader, token: str | None, *,
                  allow_anonymous: bool = False) -> Caller:
-    """Every call is made by ``token``'s principal, looked up again at each call."""
-    header = None if not token else f"Bearer {token}"
-    return lambda _headers: tokens.authenticate(header, allow_anonymous=allow_anonymous)
+    """Every call is made by ``token``'s principal, looked up again at each call (an
+    empty token, as an unset variable gives, is no token)."""
+    return lambda _headers: authenticate(tokens.principal, token or None,
+                                         allow_anonymous=allow_anonymous,
+                                         missing=STDIO_MISSING)
 
 
 def header_caller(tokens: TokenReader, *, allow_anonymous: bool = False) -> Caller:
@@ -63,16 +57,33 @@ def header_caller(tokens: TokenReader, *, allow_anonymous: bool = False) -> Call
     return caller
 
 
-def _strict(server: Any) -> None:
-    """Make every tool reject unknown arguments, in its published schema and when called."""
-    for tool in server._tool_manager.list_tools():
+class StrictTool(Tool):
+    """A tool that rejects unknown arguments, in its published schema and when called, and
+    reports arguments that fail the schema in the one JSON error shape."""
+
+    @classmethod
+    def strict(cls, fn: Callable[..., Any], name: str) -> StrictTool:
+        """The tool for ``fn`` under ``name``, with ``additionalProperties: false``."""
+        tool = cls.from_function(fn, name=name, structured_output=True)
         base = tool.fn_metadata.arg_model
-        strict = type(base.__name__, (base,), {
+        tool.fn_metadata.arg_model = type(base.__name__, (base,), {
             "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),
             "__module__": base.__module__,
         })
-        tool.fn_metadata.arg_model = strict
         tool.parameters = {**tool.parameters, "additionalProperties": False}
+        return tool  # type: ignore[return-value]
+
+    async def run(self, arguments: dict[str, Any], context: Any,
+                  convert_result: bool = False) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            # pydantic's text names the model and may quote the values sent: say instead
+            # which arguments are wrong and why, as the HTTP API does.
+            raise ToolError(f"Error executing tool {self.name}: " + _shape(
+                invalid_fields(exc.__cause__.errors()))) from None
 
 
 def build_server(kb: KnowledgeBase, caller: Principal | Caller,
@@ -88,18 +99,12 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
     settings = kb.settings.server
     asks = gate or ModelGate(settings.max_concurrent_model_calls,
                              settings.max_waiting_model_calls)
-    server = MCPServer(
-        name="glassrag",
-        instructions="Search and ask a permission-aware knowledge base. Answers carry "
-                     "verified citations (doc_id, source, line_start, line_end, quote).",
-    )
 
-    @server.tool(name="search_knowledge_base", structured_output=True)
     async def search_knowledge_base(
         ctx: Context,
         query: Annotated[str, Field(description="What to search for")],
         top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many hits")] = 10,
-        mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
+        mode: Annotated[NamedMode | None, Field(description="Retrieval mode")] = None,
     ) -> dict[str, Any]:
         """Permitted passages for a query, with scores, matched terms and line numbers."""
         import anyio.to_thread
@@ -111,13 +116,12 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
         except GlassragError as exc:
             raise _tool_error(exc) from None
 
-    @server.tool(name="ask", structured_output=True)
     async def ask(
         ctx: Context,
         question: Annotated[str, Field(description="The question")],
         top_k: Annotated[int | None, Field(
             ge=1, le=MAX_TOP_K, description="How many passages the answer may draw on")] = None,
-        mode: Annotated[Mode | None, Field(description="Retrieval mode")] = None,
+        mode: Annotated[NamedMode | None, Field(description="Retrieval mode")] = None,
         rewrite: Annotated[bool | None, Field(
             description="Ask the model for a search query first and search with both "
                         "(only when a model is configured); omitted: the server's "
@@ -132,16 +136,23 @@ def build_server(kb: KnowledgeBase, caller: Principal | Caller,
         except GlassragError as exc:
             raise _tool_error(exc) from None
 
-    _strict(server)
-    return server
+    return MCPServer(
+        name="glassrag", version=__version__,
+        instructions="Search and ask a permission-aware knowledge base. Answers carry "
+                     "verified citations (doc_id, source, line_start, line_end, quote).",
+        tools=[StrictTool.strict(search_knowledge_base, "search_knowledge_base"),
+               StrictTool.strict(ask, "ask")],
+    )
+
+
+def _shape(exc: GlassragError) -> str:
+    return json.dumps(exc.to_dict(), ensure_ascii=False)
 
 
 def _tool_error(exc: GlassragError) -> Exception:
     """The tool error for an engine error: its text is the JSON error shape of the HTTP API
     (the SDK puts "Error executing tool NAME: " in front)."""
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    return ToolError(json.dumps(exc.to_dict(), ensure_ascii=False))
+    return ToolError(_shape(exc))
 
 
 def run(kb_path: str | Path, token: str | None, *, transport: str = "stdio",
@@ -157,7 +168,7 @@ def run(kb_path: str | Path, token: str | None, *, transport: str = "stdio",
     try:
         if transport == "stdio":
             caller = token_caller(tokens, token, allow_anonymous=anonymous)
-            principal_from_token(kb, token, allow_anonymous=anonymous)  # refuse to start
+            caller(None)  # refuse to start without a valid token
             build_server(kb, caller).run("stdio")
         else:
             _serve_http(kb, tokens, host, port, anonymous)

@@ -15,17 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from glassrag.errors import GlassragError
+from glassrag.errors import ServerBusy
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
 
 T = TypeVar("T")
-
-
-class ServerBusy(GlassragError):
-    status = 503
-    code = "busy"
 
 
 class ModelGate:

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from glassrag.answer.support import addressed_to_model, quote_problems, support_problems
-from glassrag.errors import GlassragError, MissingExtra
+from glassrag.errors import (
+    LLMConfigError,
+    LLMError,
+    MissingExtra,
+    ReplyError,
+    ReplyTooLarge,
+)
 from glassrag.llm.profiles import (
     STRUCTURED_MODES,
     Endpoint,
@@ -33,8 +39,8 @@ from glassrag.llm.profiles import (
     resolve,
     rewrite_body,
 )
-from glassrag.llm.prompt import ReplyError, label_map, parse_reply
-from glassrag.llm.reply_limit import ReplyTooLarge, bounded_http_client
+from glassrag.llm.prompt import label_map, parse_reply
+from glassrag.llm.reply_limit import bounded_http_client
 from glassrag.records import ANSWERED, Draft, Hit, Verification
 
 __all__ = ["LLMAnswerer", "LLMConfigError", "LLMError", "LLMSettings", "check",
@@ -48,16 +54,6 @@ NO_CALL = "no permitted evidence: the model was not called"
 UNSEEN = "the details are in the server log"
 NO_KEY = f"its API key is missing ({UNSEEN})"
 _PLACEHOLDER_KEY = "not-needed"  # the SDK insists on a key; keyless local servers ignore it
-
-
-class LLMError(GlassragError):
-    status = 502
-    code = "llm_error"
-
-
-class LLMConfigError(GlassragError):
-    status = 400
-    code = "llm_config"
 
 
 @dataclass
@@ -417,7 +413,7 @@ def check(settings: LLMSettings, *, environ: Mapping[str, str] | None = None,
           all_modes: bool = False) -> dict[str, Any]:
     """``glassrag llm check``: one tiny request in the configured structured-output mode
     (then the other modes while those fail, or all of them with ``all_modes``)."""
-    answerer = LLMAnswerer(dataclasses.replace(settings, http_retries=0), environ=environ)
+    answerer = LLMAnswerer(settings.model_copy(update={"http_retries": 0}), environ=environ)
     endpoint = answerer.endpoint
     env = os.environ if environ is None else environ
     report: dict[str, Any] = {**endpoint.describe(), "reachable": False, "ok": False,

@@ -1,4 +1,6 @@
-"""LLM settings and provider profiles: where to send a request and what its body looks like.
+"""LLM provider profiles: where to send a request and what its body looks like.
+
+The settings are the ``[llm]`` section's model, :class:`glassrag.settings.LLMSettings`.
 
 Nothing here reads a key or opens a connection: :func:`resolve` turns settings plus the
 environment into an :class:`Endpoint` (base URL, model, the *name* of the key variable),
@@ -12,10 +14,9 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlparse
 
-from glassrag.errors import InvalidInput
 from glassrag.llm.prompt import (
     ANSWER_SCHEMA,
     REWRITE_MAX_TOKENS,
@@ -25,8 +26,9 @@ from glassrag.llm.prompt import (
     user_message,
 )
 from glassrag.records import Hit
+from glassrag.settings import LLMSettings, StructuredOutput
 
-STRUCTURED_MODES = ("json_schema", "json_object", "text")
+STRUCTURED_MODES: tuple[str, ...] = get_args(StructuredOutput)
 SCHEMA_NAME = "grounded_answer"
 # OpenAI reasoning models reject a temperature other than the default.
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
@@ -68,44 +70,6 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
 
 
 @dataclass(frozen=True)
-class LLMSettings:
-    """The ``[llm]`` section. ``None`` means "the profile's default" (see docs/llm.md)."""
-
-    profile: str = "openai"
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
-    timeout: float = 30.0
-    max_output_tokens: int = 1024
-    temperature: float = 0.0
-    retries: int = 2  # verification retries, each with the stricter prompt
-    http_retries: int = 3  # per request: timeouts, connection errors, 429, 5xx
-    structured_output: str | None = None  # json_schema | json_object | text
-    rewrite_query: bool = False  # ask the model for a search query first (docs/llm.md)
-    max_reply_bytes: int = 1_048_576  # read no more of one reply (decompressed) than this
-    max_citations: int = 50  # a reply citing more is refused whole
-
-    def __post_init__(self) -> None:
-        checks = [
-            (self.profile in PROFILES,
-             f"unknown LLM profile {self.profile!r}; one of {', '.join(PROFILES)}"),
-            (self.structured_output in (None, *STRUCTURED_MODES),
-             f"structured_output must be one of {', '.join(STRUCTURED_MODES)}"),
-            (self.timeout > 0, "timeout must be positive"),
-            (self.max_output_tokens > 0, "max_output_tokens must be positive"),
-            (0.0 <= self.temperature <= 2.0, "temperature must be between 0 and 2"),
-            (0 <= self.retries <= 10, "retries must be between 0 and 10"),
-            (0 <= self.http_retries <= 10, "http_retries must be between 0 and 10"),
-            (1024 <= self.max_reply_bytes <= 1 << 30,
-             "max_reply_bytes must be between 1024 and 1073741824"),
-            (1 <= self.max_citations <= 1000, "max_citations must be between 1 and 1000"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise InvalidInput(f"[llm] {message}", field="llm")
-
-
-@dataclass(frozen=True)
 class Endpoint:
     """Settings resolved against the profile and the environment. Holds no key."""
 
@@ -135,7 +99,7 @@ class Endpoint:
 def resolve(settings: LLMSettings, environ: Mapping[str, str] | None = None) -> Endpoint:
     """Explicit settings first, then the profile's environment variables, then its defaults."""
     env = os.environ if environ is None else environ
-    profile = PROFILES[settings.profile]
+    profile = PROFILES[settings.profile_name]
     base_url = (settings.base_url
                 or (env.get(profile.base_url_env) if profile.base_url_env else None)
                 or profile.base_url)

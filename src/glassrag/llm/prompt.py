@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from glassrag.errors import ReplyError
 from glassrag.records import Draft, DraftCitation, Hit
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -185,10 +186,6 @@ _FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL | re.IGNORE
 _TAG_STATUS = re.compile(r"^\s*STATUS:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
 _TAG_CITE = re.compile(r'^\s*CITE\s*\[?\s*([^\]\s"]+)\s*\]?\s*"(.*)"\s*$', re.IGNORECASE)
 _TAG_ANSWER = re.compile(r"^\s*ANSWER:\s?(.*)$", re.IGNORECASE)
-
-
-class ReplyError(ValueError):
-    """A reply that cannot be turned into a draft; the message says why, for the trace."""
 
 
 def parse_reply(text: str, labels: Mapping[str, str], *, answerer: str = "llm",

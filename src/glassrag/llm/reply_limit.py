@@ -17,24 +17,12 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
+from glassrag.errors import ReplyTooLarge
+
 # How much of an over-limit reply the trace keeps, to show what the endpoint was sending.
 KEPT_BYTES = 16_384
 _PIECE = 65_536  # decompress at most this much per step: a bomb never expands in memory
 _DECODABLE = {"gzip", "x-gzip", "deflate"}
-
-
-class ReplyTooLarge(Exception):  # noqa: N818 - it is a condition of the reply, not a bug
-    """The reply grew past ``limit`` bytes; ``head`` is its first :data:`KEPT_BYTES`."""
-
-    def __init__(self, limit: int, head: bytes, status: int) -> None:
-        super().__init__(f"the reply is larger than {limit} bytes")
-        self.limit, self.head, self.status = limit, head, status
-
-    def truncated(self) -> str:
-        """The kept head as text, with a marker saying it was cut and why."""
-        text = self.head.decode("utf-8", "replace")
-        return (f"{text}\n[glassrag: reply truncated: it exceeded max_reply_bytes = "
-                f"{self.limit}; only the first {len(self.head)} bytes are kept]")
 
 
 def bounded_http_client(openai: Any, limit: int, timeout: float) -> Any:

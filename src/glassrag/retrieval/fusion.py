@@ -7,18 +7,19 @@
   ranks only, so BM25 and cosine scores need no calibration.
 
 Ties are broken by first appearance (the order of the retrievers, then rank), so fusion is
-deterministic. :func:`fuse_hits` applies either to ``Hit`` lists and keeps every
-retriever's score and rank on the fused hit for ``inspect``.
+deterministic. :func:`fuse` is the one fusion of best-first lists that hybrid search and the
+query rewrite both use: it applies either method and keeps every list's score and rank of
+each fused key for ``inspect`` and the trace.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from glassrag.errors import InvalidInput
-from glassrag.records import Hit
+from glassrag.records import Fusion
 
 Key = TypeVar("Key", bound=Hashable)
 RRF_K = 60
@@ -64,36 +65,46 @@ def _sorted(fused: dict[Key, float]) -> list[tuple[Key, float]]:
     return sorted(fused.items(), key=lambda item: -item[1])
 
 
-def fuse_hits(per_retriever: Mapping[str, Sequence[Hit]], method: str = "rrf",
-              k: int = RRF_K, weights: Mapping[str, float] | None = None) -> list[Hit]:
-    """Fuse best-first hit lists into one, keyed by ``chunk_id``.
 
-    The fused hit's ``score`` is the fusion score, also stored under ``scores[method]``
-    with its rank under ``ranks[method]``; the per-retriever entries of every input hit are
-    merged in, and ``matched_terms`` are united.
+@dataclass(frozen=True)
+class Fused(Generic[Key]):
+    """One key of a fused ranking: its fused score and rank (from 1), and its score and rank
+    in each input list that holds it."""
+
+    key: Key
+    score: float
+    rank: int
+    scores: dict[str, float]
+    ranks: dict[str, int]
+
+
+def fuse(lists: Mapping[str, Sequence[tuple[Key, float]]], method: str = Fusion.RRF, *,
+         k: int = RRF_K, weights: Mapping[str, float] | None = None,
+         limit: int | None = None) -> list[Fused[Key]]:
+    """Fuse best-first ``(key, score)`` lists, named by retriever, into one best-first list
+    of at most ``limit`` keys.
+
+    ``method`` is ``rrf`` (with ``k``) or ``weighted`` (with ``weights`` per list name; None
+    weighs every list 1.0). A single list is its own ranking: nothing is fused and its
+    scores are kept as they are.
     """
-    by_id: dict[str, Hit] = {}
-    for hits in per_retriever.values():
-        for hit in hits:
-            seen = by_id.get(hit.chunk.chunk_id)
-            if seen is None:
-                by_id[hit.chunk.chunk_id] = hit
-            else:
-                terms = tuple(dict.fromkeys(seen.matched_terms + hit.matched_terms))
-                by_id[hit.chunk.chunk_id] = dataclasses.replace(
-                    seen, matched_terms=terms, scores={**seen.scores, **hit.scores},
-                    ranks={**seen.ranks, **hit.ranks})
-    if method == "rrf":
-        fused = rrf({n: [h.chunk.chunk_id for h in hits] for n, hits in per_retriever.items()}, k)
-    elif method == "weighted":
-        fused = weighted({n: {h.chunk.chunk_id: h.score for h in hits}
-                          for n, hits in per_retriever.items()},
-                         weights if weights is not None else dict.fromkeys(per_retriever, 1.0))
-    else:
+    if method not in tuple(Fusion):
         raise InvalidInput(f"unknown fusion {method!r}; use rrf or weighted", field="fusion")
+    if not any(lists.values()):
+        return []
+    scores = {name: {key: score for key, score in ranked} for name, ranked in lists.items()}
+    ranks = {name: {key: r for r, (key, _) in enumerate(ranked, start=1)}
+             for name, ranked in lists.items()}
+    fused: list[tuple[Key, float]]
+    if len(lists) == 1:
+        [ranked] = lists.values()
+        fused = list(ranked)
+    elif method == Fusion.WEIGHTED:
+        fused = weighted(scores, weights if weights is not None else dict.fromkeys(lists, 1.0))
+    else:
+        fused = rrf({name: [key for key, _ in ranked] for name, ranked in lists.items()}, k)
     return [
-        dataclasses.replace(by_id[key], score=score,
-                            scores={**by_id[key].scores, method: score},
-                            ranks={**by_id[key].ranks, method: rank})
-        for rank, (key, score) in enumerate(fused, start=1)
+        Fused(key, score, rank, {n: scores[n][key] for n in lists if key in scores[n]},
+              {n: ranks[n][key] for n in lists if key in ranks[n]})
+        for rank, (key, score) in enumerate(fused[:limit], start=1)
     ]

@@ -24,8 +24,8 @@ from typing import Any
 
 from glassrag.llm.client import LLMAnswerer, extract_reply
 from glassrag.llm.prompt import ReplyError, read_rewrite
-from glassrag.records import Hit
-from glassrag.retrieval.fusion import RRF_K, rrf
+from glassrag.records import Fusion, Hit
+from glassrag.retrieval.fusion import RRF_K, fuse
 from glassrag.retrieval.search import Retrieval
 
 RewriteHook = Callable[[str], str]
@@ -174,19 +174,21 @@ def fuse_retrievals(question: Retrieval, rewritten: Retrieval, top_k: int,
 def _fused(first: Sequence[Hit], second: Sequence[Hit], k: int) -> list[Hit]:
     by_first = {h.chunk.chunk_id: h for h in first}
     by_second = {h.chunk.chunk_id: h for h in second}
-    ranking = rrf({"question": list(by_first), "rewritten": list(by_second)}, k)
+    ranking = fuse({"question": [(cid, h.score) for cid, h in by_first.items()],
+                    "rewritten": [(cid, h.score) for cid, h in by_second.items()]},
+                   Fusion.RRF, k=k)
     hits = []
-    for rank, (chunk_id, score) in enumerate(ranking, start=1):
-        a, b = by_first.get(chunk_id), by_second.get(chunk_id)
+    for fused in ranking:
+        a, b = by_first.get(fused.key), by_second.get(fused.key)
         base = a if a is not None else b
-        assert base is not None  # rrf only returns ids from the two lists
+        assert base is not None  # fusion only returns ids from the two lists
         scores, ranks = (dict(a.scores), dict(a.ranks)) if a is not None else ({}, {})
         terms = a.matched_terms if a is not None else ()
         if b is not None:
             scores.update({PREFIX + name: v for name, v in b.scores.items()})
             ranks.update({PREFIX + name: r for name, r in b.ranks.items()})
             terms = tuple(dict.fromkeys(terms + b.matched_terms))
-        scores[FUSED], ranks[FUSED] = score, rank
-        hits.append(dataclasses.replace(base, score=score, matched_terms=terms,
+        scores[FUSED], ranks[FUSED] = fused.score, fused.rank
+        hits.append(dataclasses.replace(base, score=fused.score, matched_terms=terms,
                                         scores=scores, ranks=ranks))
     return hits

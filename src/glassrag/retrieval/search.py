@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
 
 from glassrag.errors import EmptyQuery, InvalidInput
-from glassrag.records import Hit, Principal
+from glassrag.records import DENSE_MODES, Fusion, Hit, Mode, Principal
+from glassrag.retrieval.fusion import fuse
 from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
 from glassrag.retrieval.query_terms import query_terms
 from glassrag.retrieval.scorers import overlap_score, overlap_tokens, terms_score, validate_terms
@@ -27,9 +31,9 @@ from glassrag.text.analysis import unique_terms
 from glassrag.vectors.index import VectorMatch
 
 if TYPE_CHECKING:
-    from glassrag.dense.retriever import DenseSide
+    from glassrag.dense.retriever import DenseRetriever
 
-MODES = ("bm25", "dense", "hybrid", "overlap", "terms")
+# The one limit on the length of a query or question, on every surface.
 MAX_QUERY_CHARS = 20_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Settings for a single retriever's list, where no fusion applies.
@@ -44,7 +48,7 @@ class Retrieval:
     audit trace only; nothing that reaches a non-admin principal is built from it.
     """
 
-    mode: str
+    mode: Mode
     query_terms: tuple[str, ...]
     hits: list[Hit]
     blocked_count: int
@@ -95,59 +99,75 @@ def retrieve(
     query: str,
     principal: Principal,
     top_k: int,
-    mode: str = "bm25",
+    mode: str = Mode.BM25,
     terms: Sequence[str] | None = None,
     blocked_limit: int = 0,
-    dense: DenseSide | None = None,
+    dense: DenseRetriever | None = None,
     dense_settings: DenseSettings | None = None,
     rerank: str = "",
     conceal: bool = False,
+    field: str = "query",
+    guard: AbstractContextManager[object] | None = None,
 ) -> Retrieval:
     """Rank chunks for ``query`` with the principal's roles applied inside the ranking.
 
     ``conceal``: score and order with nothing but what ``principal`` may read (see the
     module docstring); admins are never concealed from, so it does nothing for them.
+    ``field`` is the caller's name for the text (``question`` for an ask), named by an
+    error about it.
+
+    ``guard`` (e.g. the knowledge base's lock) is held around the store and index access
+    and around nothing else: the query is embedded before it is taken (the embedder may be a
+    remote call with retries) and a reranker (possibly a cross-encoder) runs after it is
+    released, so other requests go on while a model runs.
     """
+    guard = guard if guard is not None else nullcontext()
     conceal = conceal and not principal.admin
-    query = check_query(query)
+    query = check_query(query, field)
     check_top_k(top_k)
     if terms:
         terms = [check_text(t, "terms") if isinstance(t, str) else t for t in terms]
-        mode = "terms"
-    if mode in ("dense", "hybrid"):
+        mode = Mode.TERMS
+    if mode in DENSE_MODES:
         if dense is None:
             raise InvalidInput(f"mode {mode!r} needs an embedder (--embedder)", field="mode")
-        found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
-                        principal, top_k, blocked_limit, only_dense=mode == "dense",
-                        conceal=conceal)
+        vector = dense.embed_query(query)
+        with guard:
+            found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
+                            vector, principal, top_k, blocked_limit,
+                            only_dense=mode == Mode.DENSE, conceal=conceal)
         return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
                                                   else ""), top_k)
-    if mode == "bm25":
-        found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal)
+    if mode == Mode.BM25:
+        with guard:
+            found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
+                          field)
         return _reranked(found, query, rerank, top_k)
-    if mode == "overlap":
-        return _overlap(store, query, principal, top_k, blocked_limit)
-    if mode == "terms":
+    if mode == Mode.OVERLAP:
+        with guard:
+            return _overlap(store, query, principal, top_k, blocked_limit, field)
+    if mode == Mode.TERMS:
         if not terms:
             raise InvalidInput("mode 'terms' needs explicit terms (--terms)", field="terms")
-        return _terms(store, validate_terms(list(terms)), principal, top_k, blocked_limit)
-    raise InvalidInput(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}", field="mode")
+        checked = validate_terms(list(terms))
+        with guard:
+            return _terms(store, checked, principal, top_k, blocked_limit)
+    raise InvalidInput(f"unknown mode {mode!r}; choose one of {', '.join(Mode)}", field="mode")
 
 
 def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
-          top_k: int, blocked_limit: int, conceal: bool = False) -> Retrieval:
+          top_k: int, blocked_limit: int, conceal: bool = False,
+          field: str = "query") -> Retrieval:
     readable = readable_sets(store, principal)
     terms = query_terms(query, store, lexical, readable)
     if not terms:
-        raise EmptyQuery(
-            "the query has no searchable terms (only stop words or punctuation)", field="query"
-        )
+        raise _no_terms(field)
     matches, blocked_count, blocked_matches = _lexical(
         store, lexical, terms, readable, top_k, blocked_limit, conceal
     )
-    return _hydrated(store, principal, "bm25", terms,
-                     {"bm25": (matches, blocked_count, blocked_matches)}, _SINGLE, top_k,
-                     blocked_limit)
+    return _load_retrieval(store, principal, Mode.BM25, terms,
+                           {"bm25": Matches(matches, blocked_count, blocked_matches)},
+                           _SINGLE, top_k, blocked_limit)
 
 
 def _lexical(store: Store, lexical: LexicalIndex, terms: list[str], readable: set[int] | None,
@@ -168,9 +188,10 @@ def readable_sets(store: Store, principal: Principal) -> set[int] | None:
     return {rid for rid, roles in store.rolesets().items() if principal.can_read(roles)}
 
 
-def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: DenseSettings,
-            query: str, principal: Principal, top_k: int, blocked_limit: int,
-            only_dense: bool, conceal: bool = False) -> Retrieval:
+def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseRetriever,
+            settings: DenseSettings, query: str, vector: np.ndarray, principal: Principal,
+            top_k: int, blocked_limit: int, only_dense: bool, conceal: bool = False,
+            ) -> Retrieval:
     """Dense retrieval, or dense and BM25 fused. Both filter inside their own search.
 
     Fusion works on row ids and scores; only the fused top-k (and the few blocked
@@ -179,22 +200,29 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseSide, settings: Den
     pool = top_k if only_dense else max(top_k, settings.candidates)
     readable = readable_sets(store, principal)
     terms = query_terms(query, store, lexical, readable)
-    dense_found = dense.search(query, readable, pool, blocked_limit,
-                               settings.min_cosine(dense.spec), exact=conceal)
+    permitted, blocked_count, blocked = dense.search(
+        vector, readable, pool, blocked_limit, settings.min_cosine(dense.spec), exact=conceal)
     if conceal:
-        dense_found = (_by_chunk_order(store, dense_found[0]), *dense_found[1:])
+        permitted = _by_chunk_order(store, permitted)
+    dense_found = Matches(permitted, blocked_count, blocked)
     if only_dense:
-        return _hydrated(store, principal, "dense", terms, {"dense": dense_found}, settings,
-                         top_k, blocked_limit)
-    empty: tuple[list[LexicalMatch], int, list[LexicalMatch]] = ([], 0, [])
-    lexical_found = (_lexical(store, lexical, terms, readable, pool, blocked_limit, conceal)
-                     if terms else empty)
-    return _hydrated(store, principal, "hybrid", terms,
-                     {"bm25": lexical_found, "dense": dense_found}, settings, top_k,
-                     blocked_limit)
+        return _load_retrieval(store, principal, Mode.DENSE, terms, {"dense": dense_found},
+                               settings, top_k, blocked_limit)
+    lexical_found = (Matches(*_lexical(store, lexical, terms, readable, pool, blocked_limit,
+                                       conceal))
+                     if terms else Matches([], 0, []))
+    return _load_retrieval(store, principal, Mode.HYBRID, terms,
+                           {"bm25": lexical_found, "dense": dense_found}, settings, top_k,
+                           blocked_limit)
 
 
-_Found = tuple[Sequence["LexicalMatch | VectorMatch"], int, Sequence["LexicalMatch | VectorMatch"]]
+class Matches(NamedTuple):
+    """One retriever's answer before the chunks are loaded: permitted (rowid, score)
+    matches best first, how many matching chunks were not readable, and the best of those."""
+
+    permitted: Sequence[LexicalMatch | VectorMatch]
+    blocked_count: int
+    blocked: Sequence[LexicalMatch | VectorMatch]
 
 
 def _by_chunk_order(store: Store, matches: Sequence[VectorMatch]) -> list[VectorMatch]:
@@ -205,19 +233,21 @@ def _by_chunk_order(store: Store, matches: Sequence[VectorMatch]) -> list[Vector
             for score, rowid in by_chunk_order(store, [(m.score, m.rowid) for m in matches])]
 
 
-def _hydrated(store: Store, principal: Principal, mode: str, terms: list[str],
-              found: dict[str, _Found], settings: DenseSettings, top_k: int,
-              blocked_limit: int) -> Retrieval:
-    """Load the best permitted and blocked candidates and re-check their roles against
-    SQLite (defence in depth: each index already filtered inside its search)."""
-    permitted = _fused_hits(store, terms, {n: f[0] for n, f in found.items()}, settings, top_k)
-    blocked = _fused_hits(store, terms, {n: f[2] for n, f in found.items()}, settings,
+def _load_retrieval(store: Store, principal: Principal, mode: Mode, terms: list[str],
+                    found: dict[str, Matches], settings: DenseSettings, top_k: int,
+                    blocked_limit: int) -> Retrieval:
+    """Fuse the retrievers' matches, load the best permitted and blocked candidates and
+    re-check their roles against SQLite (defence in depth: each index already filtered
+    inside its search)."""
+    permitted = _fused_hits(store, terms, {n: f.permitted for n, f in found.items()}, settings,
+                            top_k)
+    blocked = _fused_hits(store, terms, {n: f.blocked for n, f in found.items()}, settings,
                           blocked_limit)
     # "Matching chunks the principal may not read": the larger of the retrievers' counts, a
     # lower bound on their union (which no single index can count).
     return Retrieval(mode, tuple(terms),
                      [h for h in permitted if principal.can_read(h.chunk.roles)],
-                     max(f[1] for f in found.values()),
+                     max(f.blocked_count for f in found.values()),
                      [h for h in blocked if not principal.can_read(h.chunk.roles)])
 
 
@@ -225,36 +255,25 @@ def _fused_hits(store: Store, terms: list[str],
                 lists: dict[str, Sequence[LexicalMatch | VectorMatch]],
                 settings: DenseSettings, limit: int) -> list[Hit]:
     """Fuse ranked (rowid, score) lists, then load only the best ``limit`` chunks."""
-    from glassrag.retrieval.fusion import rrf, weighted
-
-    if limit < 1 or not any(lists.values()):
+    if limit < 1:
         return []
-    scores = {name: {m.rowid: m.score for m in matches} for name, matches in lists.items()}
-    ranks = {name: {m.rowid: r for r, m in enumerate(matches, start=1)}
-             for name, matches in lists.items()}
-    if len(lists) == 1:
-        [(name, matches)] = lists.items()
-        method, fused = name, [(m.rowid, m.score) for m in matches]
-    elif settings.fusion == "weighted":
-        method = "weighted"
-        fused = weighted(scores, {"bm25": settings.bm25_weight, "dense": settings.dense_weight})
-    else:
-        method, fused = "rrf", rrf({n: [m.rowid for m in ms] for n, ms in lists.items()},
-                                   settings.rrf_k)
-    fused = fused[:limit]
-    rows = store.chunks_with_tokens([rowid for rowid, _ in fused])
+    method = Fusion(settings.fusion)
+    fused = fuse({name: [(m.rowid, m.score) for m in matches] for name, matches in lists.items()},
+                 method, k=settings.rrf_k,
+                 weights={"bm25": settings.bm25_weight, "dense": settings.dense_weight},
+                 limit=limit)
+    rows = store.chunks_with_tokens([f.key for f in fused])
     hits = []
-    for rank, (rowid, score) in enumerate(fused, start=1):
-        row = rows.get(rowid)
+    for f in fused:
+        row = rows.get(f.key)
         if row is None:  # index ahead of a concurrent delete; skip, never guess
             continue
         chunk, tokens = row
         present = set(tokens.split())
-        per_scores = {n: scores[n][rowid] for n in lists if rowid in scores[n]}
-        per_ranks = {n: ranks[n][rowid] for n in lists if rowid in ranks[n]}
+        per_scores, per_ranks = dict(f.scores), dict(f.ranks)
         if len(lists) > 1:
-            per_scores[method], per_ranks[method] = score, rank
-        hits.append(Hit(chunk=chunk, score=score,
+            per_scores[method.value], per_ranks[method.value] = f.score, f.rank
+        hits.append(Hit(chunk=chunk, score=f.score,
                         matched_terms=tuple(t for t in terms if t in present),
                         scores=per_scores, ranks=per_ranks))
     return hits
@@ -283,13 +302,16 @@ def _reranked(found: Retrieval, query: str, rerank: str, top_k: int) -> Retrieva
                      reranker.rerank(query, found.blocked) if found.blocked else [])
 
 
+def _no_terms(field: str) -> EmptyQuery:
+    return EmptyQuery(f"the {field} has no searchable terms (only stop words or punctuation)",
+                      field=field)
+
+
 def _overlap(store: Store, query: str, principal: Principal, top_k: int,
-             blocked_limit: int) -> Retrieval:
+             blocked_limit: int, field: str = "query") -> Retrieval:
     terms = unique_terms(overlap_tokens(query))
     if not terms:
-        raise EmptyQuery(
-            "the query has no searchable terms (only stop words or punctuation)", field="query"
-        )
+        raise _no_terms(field)
     allowed: list[Hit] = []
     blocked: list[Hit] = []
     for chunk in store.iter_chunks():
@@ -302,7 +324,7 @@ def _overlap(store: Store, query: str, principal: Principal, top_k: int,
     # Seed 000's order: score descending, then chunk_id.
     allowed.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
     blocked.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
-    return Retrieval("overlap", tuple(terms), _ranked(allowed[:top_k], "overlap"),
+    return Retrieval(Mode.OVERLAP, tuple(terms), _ranked(allowed[:top_k], "overlap"),
                      len(blocked), blocked[:blocked_limit])
 
 
@@ -320,7 +342,7 @@ def _terms(store: Store, terms: list[str], principal: Principal, top_k: int,
     # A stable sort on score alone keeps ingest order, then position in the document.
     allowed.sort(key=lambda h: -h.score)
     blocked.sort(key=lambda h: -h.score)
-    return Retrieval("terms", tuple(terms), _ranked(allowed[:top_k], "terms"),
+    return Retrieval(Mode.TERMS, tuple(terms), _ranked(allowed[:top_k], "terms"),
                      len(blocked), blocked[:blocked_limit])
 
 

@@ -11,30 +11,17 @@ import hashlib
 import json
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from glassrag.errors import GlassragError, InvalidInput, NotFound
+from glassrag.errors import InvalidInput, NotFound, Unauthorized
 from glassrag.records import Principal
 from glassrag.store.connection import Connection
 from glassrag.store.database import Store, now
 
 TOKEN_PREFIX = "grt_"
 ANONYMOUS = "anonymous"  # the principal of token-less requests, when they are allowed
-
-
-class Unauthorized(GlassragError):
-    """No token, or a wrong or revoked one."""
-
-    status = 401
-    code = "unauthorized"
-
-
-class Forbidden(GlassragError):
-    """A valid token whose principal may not do this (e.g. upload without admin)."""
-
-    status = 403
-    code = "forbidden"
+MISSING_HEADER = "missing bearer token (Authorization: Bearer <token>)"
 
 
 def hash_token(token: str) -> str:
@@ -124,6 +111,26 @@ def _lookup(db: Connection, token: str | None) -> Principal | None:
     return Principal(row["principal_id"], json.loads(row["roles"]), bool(row["admin"]))
 
 
+def authenticate(lookup: Callable[[str], Principal | None], token: str | None, *,
+                 allow_anonymous: bool, missing: str = MISSING_HEADER) -> Principal:
+    """The principal ``token`` stands for, or Unauthorized: the one check behind every
+    server (the HTTP guard, both MCP transports).
+
+    ``token`` None means none was sent: the ``anonymous`` principal (public role only) when
+    allowed, else Unauthorized with ``missing``, which says where a token goes. A token that
+    was sent but is wrong, malformed ("") or revoked is refused even then: silently
+    downgrading would hide a misconfigured client.
+    """
+    if token is None:
+        if allow_anonymous:
+            return Principal(ANONYMOUS)
+        raise Unauthorized(missing)
+    found = lookup(token)
+    if found is None:
+        raise Unauthorized("invalid or revoked token")
+    return found
+
+
 def bearer_token(header: str | None) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header value.
 
@@ -156,21 +163,10 @@ class TokenReader:
             return _lookup(self._db, token)
 
     def authenticate(self, header: str | None, *, allow_anonymous: bool) -> Principal:
-        """The principal of an ``Authorization`` header value, or Unauthorized.
-
-        No header at all is the ``anonymous`` principal (public role only) when allowed. A
-        header that is present but wrong is refused even then: silently downgrading would
-        hide a misconfigured client.
-        """
-        token = bearer_token(header)
-        if token is None:
-            if allow_anonymous:
-                return Principal(ANONYMOUS)
-            raise Unauthorized("missing bearer token (Authorization: Bearer <token>)")
-        found = self.principal(token)
-        if found is None:
-            raise Unauthorized("invalid or revoked token")
-        return found
+        """The principal of an ``Authorization`` header value (None: no header), or
+        Unauthorized; see :func:`authenticate`."""
+        return authenticate(self.principal, bearer_token(header),
+                            allow_anonymous=allow_anonymous)
 
     def close(self) -> None:
         with self._lock:

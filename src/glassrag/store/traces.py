@@ -1,8 +1,9 @@
 """Traces: the record of one ``ask``, from question to verified answer, kept in SQLite.
 
-A trace keeps the whole truth (true status, blocked chunk ids, the model's raw replies,
-timings) for auditors. Who may read a trace is decided by :func:`may_read`, and what a
-non-admin sees of it by :func:`redact`, the one place that decides it.
+A trace (:class:`glassrag.trace.Trace`) keeps the whole truth (true status, blocked chunk
+ids, the model's raw replies, timings) for auditors. Who may read a trace is decided by
+:func:`may_read`, and what a non-admin sees of it by :func:`redact`, the one place that
+decides it (with :func:`glassrag.disclosure.disclose` for what the ``conceal`` policy hides).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from glassrag.disclosure import disclose
 from glassrag.errors import NotFound
 from glassrag.records import Principal
 from glassrag.store.database import Store, now
+from glassrag.trace import Trace
 
 # What a non-admin reads instead of a failed rewrite's error, which can name the endpoint.
 REWRITE_FAILED = "the rewrite failed, so the question was searched as asked"
@@ -27,13 +30,20 @@ def new_trace_id() -> str:
     return "tr_" + secrets.token_hex(8)
 
 
-def save(store: Store, trace: dict[str, Any]) -> None:
+def save(store: Store, trace: Trace) -> None:
+    """Store ``trace`` (in the caller's transaction, if one is open)."""
     store.db.execute(
         "INSERT INTO traces(trace_id, created_at, principal_id, status, question, body)"
         " VALUES (?, ?, ?, ?, ?, ?)",
-        (trace["trace_id"], trace["created_at"], trace["principal"]["principal_id"],
-         trace["status"], trace["question"], json.dumps(trace, ensure_ascii=False)),
+        (trace.trace_id, trace.created_at, trace.principal.principal_id,
+         trace.status.value, trace.question, json.dumps(trace.to_dict(), ensure_ascii=False)),
     )
+
+
+def read(store: Store, trace_id: str) -> Trace | None:
+    """The stored trace, whole, or None."""
+    row = store.db.execute("SELECT body FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
+    return None if row is None else Trace.from_dict(json.loads(row[0]))
 
 
 def load(store: Store, trace_id: str, principal: Principal | None) -> dict[str, Any]:
@@ -42,28 +52,27 @@ def load(store: Store, trace_id: str, principal: Principal | None) -> dict[str, 
     A trace ``principal`` may not read (see :func:`may_read`) is reported exactly like a
     missing one.
     """
-    row = store.db.execute("SELECT body FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
+    trace = read(store, trace_id)
     missing = NotFound(f"no trace with id {trace_id!r}", trace_id=trace_id)
-    if row is None:
+    if trace is None:
         raise missing
-    trace = json.loads(row[0])
     if principal is None:
-        return trace
+        return trace.to_dict()
     if not may_read(store, trace, principal):
         raise missing
     return redact(trace, principal)
 
 
-def may_read(store: Store, trace: dict[str, Any], principal: Principal) -> bool:
+def may_read(store: Store, trace: Trace, principal: Principal) -> bool:
     """Admins read every trace. Anyone else reads a trace of their own principal id, and
     only while they may read *all* of its evidence now: each evidence document's current
     roles are checked again, and a deleted document is one they cannot read. (Blocked
     chunks do not matter: nothing of them is in the trace a non-admin sees.)"""
     if principal.admin:
         return True
-    if trace["principal"]["principal_id"] != principal.principal_id:
+    if trace.principal.principal_id != principal.principal_id:
         return False
-    return _all_readable(store, {e["doc_id"] for e in trace.get("evidence", [])}, principal)
+    return _all_readable(store, {e.doc_id for e in trace.evidence}, principal)
 
 
 def _all_readable(store: Store, doc_ids: Iterable[str], principal: Principal) -> bool:
@@ -89,9 +98,10 @@ def listing(store: Store, principal: Principal | None, limit: int = 20) -> list[
     while len(rows) < limit:
         batch = store.db.execute(sql, [*args, page, offset]).fetchall()
         for r in batch:
-            body = json.loads(r[5])
-            if principal is None or may_read(store, body, principal):
-                status = r[3] if principal is None or principal.admin else body["reported_status"]
+            trace = Trace.from_dict(json.loads(r[5]))
+            if principal is None or may_read(store, trace, principal):
+                status = (r[3] if principal is None or principal.admin
+                          else _told_status(trace))
                 rows.append({"trace_id": r[0], "created_at": r[1], "principal_id": r[2],
                              "status": status, "question": r[4]})
             if len(rows) == limit:
@@ -102,7 +112,7 @@ def listing(store: Store, principal: Principal | None, limit: int = 20) -> list[
     return rows
 
 
-def redact(trace: dict[str, Any], principal: Principal) -> dict[str, Any]:
+def redact(trace: Trace, principal: Principal) -> dict[str, Any]:
     """What ``principal`` sees of ``trace``. Admins get everything.
 
     A non-admin never gets: blocked chunk ids or blocked candidates; the model's endpoint,
@@ -115,25 +125,32 @@ def redact(trace: dict[str, Any], principal: Principal) -> dict[str, Any]:
     instead of the true one, and no timings (they tell "only hidden chunks matched" from
     "nothing matched").
     """
+    full = trace.to_dict()
     if principal.admin:
-        return trace
-    conceal = trace.get("disclosure") == "conceal"
-    out = dict(trace)
+        return full
+    told = disclose(trace.status, trace.blocked_count,
+                    conceal=trace.disclosure == "conceal")
+    out = dict(full)
     out.pop("blocked_chunk_ids", None)
-    out["candidates"] = [c for c in trace.get("candidates", []) if c.get("permitted", True)]
-    out["settings"] = _settings_view(trace.get("settings", {}))
-    if isinstance(trace.get("request"), dict):
-        out["request"] = {k: v for k, v in trace["request"].items() if k != "model"}
-    out["attempts"] = [_attempt_view(a, conceal) for a in trace.get("attempts", [])]
-    if isinstance(trace.get("verification"), dict):
-        out["verification"] = _verification_view(trace["verification"])
-    if isinstance(trace.get("rewrite"), dict):
-        out["rewrite"] = _rewrite_view(trace["rewrite"], conceal)
-    if conceal:
+    out["candidates"] = [c for c in full["candidates"] if c["permitted"]]
+    out["settings"] = _settings_view(full["settings"])
+    if isinstance(trace.request, dict):
+        out["request"] = {k: v for k, v in trace.request.items() if k != "model"}
+    out["attempts"] = [_attempt_view(a, told.concealed) for a in trace.attempts]
+    out["verification"] = _verification_view(full["verification"])
+    if isinstance(trace.rewrite, dict):
+        out["rewrite"] = _rewrite_view(trace.rewrite, told.concealed)
+    out["status"] = _told_status(trace)
+    if told.concealed:
         out.pop("blocked_count", None)
-        out["status"] = trace["reported_status"]
         out.pop("timings_ms", None)
     return out
+
+
+def _told_status(trace: Trace) -> str:
+    told = disclose(trace.status, trace.blocked_count, conceal=trace.disclosure == "conceal")
+    assert told.status is not None
+    return told.status.value
 
 
 def _settings_view(settings: dict[str, Any]) -> dict[str, Any]:

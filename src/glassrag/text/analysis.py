@@ -61,10 +61,6 @@ _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # the same on lowercased ASCII, but f
 _KANA_RE = re.compile(f"[{_KANA}]")
 _CJK_ANY_RE = re.compile(f"[{_HAN}{_KANA}{_HANGUL}]")
 _RUN_RE = re.compile(f"([{_HAN}{_KANA}]+)|([{_HANGUL}]+)|([^{_HAN}{_KANA}{_HANGUL}]+)")
-_LATIN_LETTER_RE = re.compile(r"[a-z\u00c0-\u024f]")
-_OTHER_LETTER_RE = re.compile(f"[^\\W\\d_a-z\u00c0-\u024f{_HAN}{_KANA}{_HANGUL}]")
-_HAN_RE = re.compile(f"[{_HAN}]")
-_HANGUL_RE = re.compile(f"[{_HANGUL}]")
 
 # PyStemmer objects keep internal state and must not be shared between threads.
 _local = threading.local()
@@ -176,24 +172,6 @@ def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
     normalised run. Concatenating the tokens gives exactly :func:`analyze`'s result.
     """
     return _runs(_normalize(text))
-
-
-def detect_script(text: str) -> str:
-    """Name the dominant script of ``text``: ``en``, ``zh``, ``ja``, ``ko`` or ``other``.
-
-    Letters are counted per script (digits and punctuation do not vote); Han counts as
-    Japanese when the text has any kana, for the same reason :func:`analyze` does so.
-    """
-    text = _normalize(text)
-    kana = len(_KANA_RE.findall(text))
-    counts = {
-        "en": len(_LATIN_LETTER_RE.findall(text)),
-        "ja" if kana else "zh": len(_HAN_RE.findall(text)) + kana,
-        "ko": len(_HANGUL_RE.findall(text)),
-        "other": len(_OTHER_LETTER_RE.findall(text)),
-    }
-    best = max(counts, key=lambda name: counts[name])
-    return best if counts[best] else "other"
 
 
 def unique_terms(tokens: Iterable[str]) -> list[str]:

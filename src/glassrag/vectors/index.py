@@ -257,11 +257,6 @@ class VectorIndex:
         count = self._live_in(blocked_sets) if min_score is None else passed
         return matches, count, found[:blocked_limit]
 
-    def topk(self, query_vec: np.ndarray, readable: Collection[int] | None,
-             k: int) -> list[tuple[int, float]]:
-        """The simple form: ``[(rowid, score)]`` of the best ``k`` readable rows."""
-        return [(m.rowid, m.score) for m in self.search(query_vec, readable, k)[0]]
-
     def _query(self, query_vec: np.ndarray) -> np.ndarray:
         q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:

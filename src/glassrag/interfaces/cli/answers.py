@@ -1,4 +1,5 @@
-"""The ``glassrag`` commands about answers: ask, inspect, trace, traces, llm check, eval."""
+"""The ``glassrag`` commands about answers: ask, inspect, trace, traces, llm check,
+evaluate."""
 
 from __future__ import annotations
 
@@ -10,26 +11,27 @@ import typer
 from rich.table import Table
 
 from glassrag.errors import InvalidInput
-from glassrag.interfaces.cli.main import (
+from glassrag.interfaces.cli.app import (
     EMBEDDER_OPTION,
     EXIT_FAILED,
-    EXIT_INVALID,
+    JSON_OPTION,
     MODE_OPTION,
     RERANK_OPTION,
     ROLE_OPTION,
     TERMS_OPTION,
-    _errors,
-    _open,
-    _principal,
-    _print_json,
-    _progress,
     app,
-    err,
+    cli_principal,
+    handle_errors,
     llm_app,
+    note_unknown_roles,
+    open_kb,
     out,
+    print_json,
+    progress_bar,
     state,
     traces_app,
 )
+from glassrag.records import Fusion
 
 # Shared by ask and inspect: the same flag, default rule and help in both.
 REWRITE_OPTION = typer.Option(
@@ -45,7 +47,7 @@ def ask(
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks [default: 5]"),
     mode: str | None = MODE_OPTION,
     terms: list[str] = TERMS_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print the evidence and the exact model request; no trace"
     ),
@@ -58,21 +60,22 @@ def ask(
     rewrite: bool | None = REWRITE_OPTION,
 ) -> None:
     """Answer from permitted evidence with verified citations, or say why not."""
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
+            note_unknown_roles(kb, role)
             if dry_run:
-                _print_json(kb.dry_run(question, principal=_principal(role), top_k=top_k,
+                print_json(kb.dry_run(question, principal=cli_principal(role), top_k=top_k,
                                        mode=mode, terms=terms or None, llm=llm,
                                        embedder=embedder, rerank=rerank, rewrite=rewrite))
                 return
-            answer = kb.ask(question, principal=_principal(role), top_k=top_k, mode=mode,
+            answer = kb.ask(question, principal=cli_principal(role), top_k=top_k, mode=mode,
                             terms=terms or None, llm=llm, embedder=embedder, rerank=rerank,
                             rewrite=rewrite)
         finally:
             kb.close()
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     out.print(f"status: {answer.status}", markup=False)
     out.print(f"answer: {answer.answer}", markup=False)
@@ -93,7 +96,7 @@ def inspect(
     top_k: int | None = typer.Option(None, "--top-k", help="How many get selected"),
     mode: str | None = MODE_OPTION,
     terms: list[str] = TERMS_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
     embedder: str | None = EMBEDDER_OPTION,
     rerank: str | None = RERANK_OPTION,
     llm: str | None = typer.Option(
@@ -104,16 +107,17 @@ def inspect(
 ) -> None:
     """Every candidate ranked: score, per-term contributions, lines, selected or not and why.
     With --rewrite the model's search query is ranked too, as ask would."""
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
-            view = kb.inspect(question, principal=_principal(role), top_k=top_k, mode=mode,
+            note_unknown_roles(kb, role)
+            view = kb.inspect(question, principal=cli_principal(role), top_k=top_k, mode=mode,
                               terms=terms or None, embedder=embedder, rerank=rerank, llm=llm,
                               rewrite=rewrite)
         finally:
             kb.close()
     if as_json:
-        _print_json(view)
+        print_json(view)
         return
     table = Table(title=f"{len(view['candidates'])} candidates ({view['mode']}, "
                         f"top_k {view['top_k']})")
@@ -136,14 +140,14 @@ def inspect(
 @app.command()
 def trace(
     trace_id: str = typer.Argument(..., help="A trace id from ask"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
     export: Path | None = typer.Option(
         None, "--export", help="Write the run records (JSON files) into this directory"
     ),
 ) -> None:
     """Show a trace: question, candidates, evidence versions, verdicts, answer, timings."""
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
             if export is not None:
                 for path in kb.export_trace(trace_id, export):
@@ -153,7 +157,7 @@ def trace(
         finally:
             kb.close()
     if as_json:
-        _print_json(body)
+        print_json(body)
         return
     out.print(f"trace_id: {body['trace_id']}  ({body['created_at']})", markup=False)
     p = body["principal"]
@@ -195,15 +199,15 @@ def _rewrite_line(stage: dict[str, Any]) -> str:
 @traces_app.command("list")
 def traces_list(
     limit: int = typer.Option(20, help="How many, newest first"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """The most recent traces."""
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         rows = kb.traces(limit=limit)
         kb.close()
     if as_json:
-        _print_json(rows)
+        print_json(rows)
         return
     table = Table(title=f"{len(rows)} traces")
     for column in ("trace_id", "created_at", "principal", "status", "question"):
@@ -224,17 +228,17 @@ def llm_check(
     from glassrag.llm.client import check
     from glassrag.settings import Settings, load_settings
 
-    with _errors(True):
+    with handle_errors(True):
         kb_dir = resolve_kb_path(state.kb_path)
         settings = load_settings(kb_dir) if kb_dir.exists() else Settings()
-        report = check(settings.llm.to_llm_settings(llm), all_modes=all_modes)
-    _print_json(report)
+        report = check(settings.llm.with_profile(llm), all_modes=all_modes)
+    print_json(report)
     if not report.get("ok"):
         raise typer.Exit(EXIT_FAILED)
 
 
-@app.command(name="eval")
-def eval_command(
+@app.command(name="evaluate")
+def evaluate_command(
     cases: Path | None = typer.Argument(
         None, help="Case file (.yaml or .jsonl), or question file (.jsonl or .yaml with "
         "answerable, answers, evidence)"),
@@ -261,10 +265,10 @@ def eval_command(
         None, help="--beir: a second configuration, e.g. 'hybrid,fusion=weighted'"
     ),
     rerank: str | None = typer.Option(None, help="--beir: lexical | cross:PATH"),
-    fusion: str | None = typer.Option(None, help="--beir, hybrid: weighted | rrf"),
+    fusion: str | None = typer.Option(None, help=f"--beir, hybrid: {' | '.join(Fusion)}"),
     top_k: int | None = typer.Option(None, "--top-k", help="Evidence chunks per question"),
     limit: int | None = typer.Option(None, help="--qa/--beir: only the first N questions"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Run behavioural cases (PASS/FAIL, passed: N/M), questions about your documentation
     (QUESTIONS.jsonl [--docs DIR]: answered and cited correctly, false refusals, no_evidence
@@ -275,49 +279,52 @@ def eval_command(
     from glassrag.eval.cases import load_cases, run_cases, run_qa
     from glassrag.eval.docs_questions import is_question_file
 
-    if sum(x is not None for x in (cases, qa, beir)) != 1:
-        err.print("[red]error:[/red] give one of: a case file, a question file, --qa DIR, "
-                  "--beir DIR", markup=True)
-        raise typer.Exit(EXIT_INVALID)
+    with handle_errors(as_json):
+        if sum(x is not None for x in (cases, qa, beir)) != 1:
+            raise InvalidInput("give one of: a case file, a question file, --qa DIR, "
+                               "--beir DIR")
+        if cases is None and (docs is not None or calibrate):
+            raise InvalidInput("--docs and --calibrate need a question file",
+                               field="--docs" if docs is not None else "--calibrate")
     report: Any
-    if cases is None and (docs is not None or calibrate):
-        err.print("[red]error:[/red] --docs and --calibrate need a question file", markup=True)
-        raise typer.Exit(EXIT_INVALID)
     if cases is not None and (docs is not None or calibrate or is_question_file(cases)):
         options = {"mode": mode, "embedder": embedder, "top_k": top_k,
-                   "principal": _principal(role) if role else None}
-        with _errors(as_json):
+                   "principal": cli_principal(role) if role else None}
+        with handle_errors(as_json):
             _eval_docs(cases, docs, calibrate, false_refusal_rate, options,
                        {"min_coverage": min_coverage, "min_score": min_score}, failures,
                        as_json)
         return
-    with _errors(as_json):
+    with handle_errors(as_json):
         if beir is not None:
             first = {"mode": mode or "bm25", "embedder": embedder, "rerank": rerank,
                      "fusion": fusion}
             _eval_beir(beir, first, split, compare, limit, as_json)
             return
         if qa is not None:
-            with _progress("asking") as tick:
+            with progress_bar("asking") as tick:
                 report = run_qa(qa, mode=mode or "bm25", top_k=top_k, limit=limit,
                                 progress=tick, kb_path=state.kb_path)
             ok = True
         else:
-            kb = _open()
+            kb = open_kb()
             try:
                 case_list = load_cases(cases)  # type: ignore[arg-type]
-                with _progress("evaluating") as tick:
+                with progress_bar("evaluating") as tick:
                     report = run_cases(kb, case_list, progress=tick)
             finally:
                 kb.close()
             ok = report.passed == report.total
     if as_json:
-        _print_json(report)
+        print_json(report)
     else:
         for line in report.lines():
             out.print(line, markup=False)
     if not ok:
         raise typer.Exit(EXIT_FAILED)
+
+
+app.command(name="eval", hidden=True)(evaluate_command)  # the old name, still accepted
 
 
 def _eval_beir(directory: Path, first: dict[str, Any], split: str, compare: str | None,
@@ -330,14 +337,14 @@ def _eval_beir(directory: Path, first: dict[str, Any], split: str, compare: str 
     embedder = first["embedder"]
     # Only an explicit --kb is used ($GLASSRAG_KB or ./.glassrag may be someone's real one).
     common: dict[str, Any] = {"split": split, "limit": limit, "kb_path": state.kb_path}
-    with _progress("retrieving") as tick:
+    with progress_bar("retrieving") as tick:
         if compare is None:
             reports = [run_beir(directory, progress=tick, **common, **first)]
         else:
             second = {"embedder": embedder, **parse_spec(compare)}
             reports = list(run_pair(directory, first, second, progress=tick, **common))
     if as_json:
-        _print_json([r.to_dict() for r in reports])
+        print_json([r.to_dict() for r in reports])
     else:
         lines = reports[0].lines() if len(reports) == 1 else side_by_side(*reports) + [
             f"{r.label}: {len(r.failed_queries)} queries failed (scored 0; --json lists them)"
@@ -363,12 +370,12 @@ def _eval_docs(questions_path: Path, docs: Path | None, calibrate: bool, target:
         ("dense", "min_score", thresholds["min_score"])) if value is not None}
     if calibrate and overrides:
         raise InvalidInput("--calibrate sweeps the thresholds itself; drop --min-coverage and "
-                           "--min-score", field="calibrate")
+                           "--min-score", field="--calibrate")
     # With --docs only an explicit --kb is written to; without it, the current one is read.
-    kb = None if docs is not None else _open()
+    kb = None if docs is not None else open_kb()
     where: dict[str, Any] = {"kb": kb} if kb is not None else {"kb_path": state.kb_path}
     try:
-        with _progress("asking") as tick:
+        with progress_bar("asking") as tick:
             if calibrate:
                 report: Any = run_calibration(questions, docs, false_refusal_rate=target,
                                               progress=tick, **where, **options)
@@ -379,7 +386,7 @@ def _eval_docs(questions_path: Path, docs: Path | None, calibrate: bool, target:
         if kb is not None:
             kb.close()
     if as_json:
-        _print_json(report)
+        print_json(report)
     else:
         lines = report.lines() if calibrate else report.lines(failures=failures)
         for line in lines:

@@ -2,107 +2,45 @@
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from glassrag.errors import GlassragError, InvalidInput, NotFound
+from glassrag.interfaces.cli.app import (
+    EMBEDDER_OPTION,
+    EXIT_FAILED,
+    JSON_OPTION,
+    MODE_OPTION,
+    RERANK_OPTION,
+    ROLE_OPTION,
+    ROLES_ALIAS,
+    TERMS_OPTION,
+    app,
+    cli_principal,
+    docs_app,
+    err,
+    handle_errors,
+    note_unknown_roles,
+    open_kb,
+    out,
+    print_json,
+    progress_bar,
+    split_roles,
+    state,
+)
 from glassrag.kb import KnowledgeBase, resolve_kb_path
-from glassrag.records import Principal, to_json
+from glassrag.records import to_json
 from glassrag.settings import MAX_TOP_K
-
-app = typer.Typer(
-    help="glassrag: a glass-box RAG engine. Permission-aware search with visible scores.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-docs_app = typer.Typer(help="List, show and remove documents.", no_args_is_help=True)
-app.add_typer(docs_app, name="docs")
-traces_app = typer.Typer(help="List the traces of past questions.", no_args_is_help=True)
-app.add_typer(traces_app, name="traces")
-llm_app = typer.Typer(help="Check the model endpoint used by ask --llm.", no_args_is_help=True)
-app.add_typer(llm_app, name="llm")
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
-
-# Exit codes: 0 ok, 1 something failed (e.g. a file in an ingest), 2 bad input,
-# 3 not found (knowledge base, document, trace).
-EXIT_FAILED, EXIT_INVALID, EXIT_NOT_FOUND = 1, 2, 3
-
-
-class State:
-    kb_path: Path | None = None
-    json_errors: bool = False
-
-
-state = State()
-
-# Options shared by search, ask and inspect: one definition, the same flag and help everywhere.
-ROLE_OPTION = typer.Option([], "--role", help="A role of the asking principal")
-MODE_OPTION = typer.Option(None, help="bm25 | dense | hybrid | overlap | terms")
-TERMS_OPTION = typer.Option([], "--terms", help="Explicit keywords (1-5); mode terms")
-EMBEDDER_OPTION = typer.Option(
-    None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM (dense, hybrid)"
-)
-RERANK_OPTION = typer.Option(None, help="lexical | cross:PATH")
-
-
-@app.callback()
-def _root(
-    kb: Path | None = typer.Option(
-        None, "--kb", help="Knowledge base directory [default: $GLASSRAG_KB or ./.glassrag]"
-    ),
-) -> None:
-    state.kb_path = kb
-
-
-def _exit_code(exc: GlassragError) -> int:
-    if isinstance(exc, NotFound):
-        return EXIT_NOT_FOUND
-    if isinstance(exc, InvalidInput):
-        return EXIT_INVALID
-    return EXIT_FAILED
-
-
-@contextmanager
-def _errors(as_json: bool) -> Iterator[None]:
-    """Turn engine errors into one JSON error shape (``--json``) or a red line, and an exit code."""
-    try:
-        yield
-    except GlassragError as exc:
-        if as_json:
-            print(json.dumps(exc.to_dict(detail=True), ensure_ascii=False))
-        else:
-            err.print(f"[red]error:[/red] {exc.message}", markup=True)
-        raise typer.Exit(_exit_code(exc)) from None
-
-
-def _open(create: bool = False) -> KnowledgeBase:
-    return KnowledgeBase.open(resolve_kb_path(state.kb_path), create=create)
-
-
-def _principal(roles: list[str] | None) -> Principal:
-    return Principal("cli", roles=roles or [])
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(to_json(value), ensure_ascii=False, indent=2))
 
 
 @app.command()
 def init() -> None:
     """Create a knowledge base with a settings file that spells out every default."""
-    with _errors(False):
+    with handle_errors(False):
         kb = KnowledgeBase.init(resolve_kb_path(state.kb_path))
         out.print(f"knowledge base ready at {kb.path} (settings: {kb.path / 'glassrag.toml'})")
         kb.close()
@@ -111,9 +49,10 @@ def init() -> None:
 @app.command()
 def ingest(
     paths: list[Path] = typer.Argument(..., help="Files and directories to ingest"),
-    roles: list[str] = typer.Option(
-        [], "--roles", help="Roles for documents that name none (repeatable; comma lists ok)"
+    role: list[str] = typer.Option(
+        [], "--role", help="A role for documents that name none (repeatable; comma lists ok)"
     ),
+    roles: list[str] = ROLES_ALIAS,
     chunker: str | None = typer.Option(
         None,
         help="docs | structure | sentences | punctuation | window [default: per input kind]",
@@ -138,34 +77,26 @@ def ingest(
         "", "--id-prefix", help="Put this before every doc_id of this ingest, e.g. hr/"
     ),
 ) -> None:
-    """Ingest files and directories (.md, .rst, .txt, .jsonl, \\[doc:name] sectioned text; PDF,
+    """Ingest files and directories (.md, .rst, .txt, .jsonl, [doc:name] sectioned text; PDF,
     Word, PowerPoint, HTML, e-mail, CSV: see docs/formats.md)."""
-    role_list = [r.strip() for value in roles for r in value.split(",") if r.strip()]
-    with _errors(as_json):
-        kb = _open(create=True)
-        progress = Progress(
-            TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err, transient=True, disable=not err.is_terminal,
-        )
-        with progress:
-            task = progress.add_task("ingest", total=None)
+    role_list = split_roles(role, roles)
+    with handle_errors(as_json):
+        report = _nothing_to_ingest(paths)
+        if report is None:
+            kb = open_kb(create=True)
+            with progress_bar("ingesting") as tick:
+                def waiting() -> None:
+                    err.print(f"waiting for another writer to finish with {kb.path} ...")
 
-            def tick(done: int, total: int) -> None:
-                progress.update(task, completed=done, total=total)
-
-            def waiting() -> None:
-                err.print(f"waiting for another writer to finish with {kb.path} ...",
-                          markup=False)
-
-            report = kb.ingest(
-                paths, roles=role_list, chunker=chunker, prune=prune,
-                include=include, exclude=exclude, progress=tick, embedder=embedder,
-                follow_external_links=follow_external_links, replace=replace,
-                id_prefix=id_prefix, on_wait=waiting,
-            )
-        kb.close()
+                report = kb.ingest(
+                    paths, roles=role_list, chunker=chunker, prune=prune,
+                    include=include, exclude=exclude, progress=tick, embedder=embedder,
+                    follow_external_links=follow_external_links, replace=replace,
+                    id_prefix=id_prefix, on_wait=waiting,
+                )
+            kb.close()
     if as_json:
-        _print_json(report)
+        print_json(report)
     else:
         out.print(
             f"added {report.added}, updated {report.updated}, unchanged {report.unchanged}, "
@@ -175,14 +106,30 @@ def ingest(
         _print_parser_counts(report.parsers)
         if report.skipped:
             reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items()))
-            out.print(f"skipped {sum(report.skipped.values())} files ({reasons})", markup=False)
+            out.print(f"skipped {sum(report.skipped.values())} files ({reasons})")
         _print_roles_notes(report)
         for path, count in sorted(report.hidden_dropped.items()):
-            out.print(f"hidden content dropped: {path}: {count}", markup=False)
+            out.print(f"hidden content dropped: {path}: {count}")
         for failure in report.failed:
             err.print(f"failed: {failure.path}: {failure.error}", markup=False, style="red")
     if report.failed:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _nothing_to_ingest(paths: list[Path]) -> Any:
+    """The ingest report of paths none of which exists, when there is no knowledge base
+    yet: a mistyped path must not leave an empty knowledge base behind. None otherwise."""
+    from glassrag.ingest.discovery import discover
+    from glassrag.records import IngestReport
+    from glassrag.settings import Settings, load_settings
+    from glassrag.store.database import store_exists
+
+    kb_dir = resolve_kb_path(state.kb_path)
+    if any(os.path.exists(p) for p in paths) or store_exists(kb_dir, load_settings(kb_dir).store):
+        return None
+    _, failed = discover(paths)  # each path fails to stat, and says why
+    err.print(f"nothing to ingest; no knowledge base was created at {kb_dir}")
+    return IngestReport(failed=failed, default_roles=list(Settings().ingest.default_roles))
 
 
 @app.command()
@@ -193,18 +140,19 @@ def search(
                                      help=f"How many hits, 1 to {MAX_TOP_K} [default: 10]"),
     mode: str | None = MODE_OPTION,
     terms: list[str] = TERMS_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
     embedder: str | None = EMBEDDER_OPTION,
     rerank: str | None = RERANK_OPTION,
 ) -> None:
     """Search as a principal with the given roles (plus public)."""
-    with _errors(as_json):
-        kb = _open()
-        result = kb.search(query, principal=_principal(role), top_k=top_k, mode=mode,
+    with handle_errors(as_json):
+        kb = open_kb()
+        note_unknown_roles(kb, role)
+        result = kb.search(query, principal=cli_principal(role), top_k=top_k, mode=mode,
                            terms=terms or None, embedder=embedder, rerank=rerank)
         kb.close()
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     took = "" if result.took_ms is None else f", {result.took_ms:.2f} ms"
     table = Table(title=f"{len(result.hits)} hits ({result.mode}{took})")
@@ -216,27 +164,27 @@ def search(
         where = f"{c.title} [{c.heading}]" if c.heading and c.heading != c.title else c.title
         table.add_row(str(rank), f"{hit.score:.3f}", c.chunk_id, f"{c.line_start}-{c.line_end}",
                       where, ", ".join(hit.matched_terms), snippet)
-    out.print(table, markup=False)
-    out.print(f"query terms: {', '.join(result.query_terms)}", markup=False)
+    out.print(table)
+    out.print(f"query terms: {', '.join(result.query_terms)}")
     if result.blocked_count:
         out.print(f"matching chunks you may not read: {result.blocked_count}")
 
 
 @app.command()
 def analyze(text: str = typer.Argument(..., help="Text to analyse"),
-            as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> None:
+            as_json: bool = JSON_OPTION) -> None:
     """Print the tokens glassrag indexes and queries for TEXT, per analyzer."""
     from glassrag.text.analysis import analyze as run_analyze
     from glassrag.text.analysis import analyze_runs
 
     runs = analyze_runs(text)
     if as_json:
-        _print_json({"text": text, "tokens": run_analyze(text),
+        print_json({"text": text, "tokens": run_analyze(text),
                      "runs": [{"analyzer": a, "text": t, "tokens": toks} for a, t, toks in runs]})
         return
     for analyzer, run_text, tokens in runs:
-        out.print(f"{analyzer:<9} {run_text!r} -> {' '.join(tokens)}", markup=False)
-    out.print(f"tokens: {' '.join(run_analyze(text))}", markup=False)
+        out.print(f"{analyzer:<9} {run_text!r} -> {' '.join(tokens)}")
+    out.print(f"tokens: {' '.join(run_analyze(text))}")
 
 
 @app.command()
@@ -245,18 +193,18 @@ def embed(
         None, "--embedder", help="st:NAME_OR_PATH | openai:MODEL | hash:DIM [default: the "
         "knowledge base's]"
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Embed every chunk that has no vector yet (resumes an interrupted embedding)."""
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
-            with _progress("embedding") as tick:
+            with progress_bar("embedding") as tick:
                 report = kb.embed(embedder, progress=tick)
         finally:
             kb.close()
     if as_json:
-        _print_json({"embedded": report.embedded, "cached": report.cached,
+        print_json({"embedded": report.embedded, "cached": report.cached,
                      "documents": len(report.doc_ids)})
     else:
         out.print(f"embedded {report.embedded} chunks ({report.cached} already had vectors)")
@@ -265,25 +213,25 @@ def embed(
 @app.command()
 def reindex() -> None:
     """Rebuild the lexical index from SQLite."""
-    with _errors(False):
-        kb = _open()
+    with handle_errors(False):
+        kb = open_kb()
         count = kb.reindex()
         kb.close()
     out.print(f"reindexed {count} chunks")
 
 
 @app.command()
-def status(as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> None:
+def status(as_json: bool = JSON_OPTION) -> None:
     """Counts of documents, chunks and versions, and where the index stands."""
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         info = kb.status()
         kb.close()
     if as_json:
-        _print_json(info)
+        print_json(info)
     else:
         for key, value in _flat(info):
-            out.print(f"{key}: {value}", markup=False)
+            out.print(f"{key}: {value}")
 
 
 def _flat(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -298,14 +246,14 @@ def _flat(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
 
 
 @docs_app.command("list")
-def docs_list(as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> None:
+def docs_list(as_json: bool = JSON_OPTION) -> None:
     """List documents with their roles, version and chunk count."""
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         docs = kb.documents()
         kb.close()
     if as_json:
-        _print_json([_doc_dict(d) for d in docs])
+        print_json([_doc_dict(d) for d in docs])
         return
     table = Table(title=f"{len(docs)} documents")
     for column in ("doc_id", "title", "source", "roles", "version", "chunks", "chunker"):
@@ -313,45 +261,48 @@ def docs_list(as_json: bool = typer.Option(False, "--json", help="Print JSON")) 
     for d in docs:
         table.add_row(d.doc_id, d.title, d.source, ",".join(d.roles), str(d.version),
                       str(d.chunk_count), d.chunker)
-    out.print(table, markup=False)
+    out.print(table)
 
 
 @docs_app.command("show")
 def docs_show(
-    doc_id: str, as_json: bool = typer.Option(False, "--json", help="Print JSON")
+    doc_id: str, as_json: bool = JSON_OPTION
 ) -> None:
     """Show a document's metadata and its chunks with line ranges."""
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         doc = kb.document(doc_id)
         chunks = kb.chunks(doc_id)
         kb.close()
     if as_json:
-        _print_json({**_doc_dict(doc), "positions": _position_runs(doc),
+        print_json({**_doc_dict(doc), "positions": _position_runs(doc),
                      "chunks": [to_json(c) for c in chunks]})
         return
     for key, value in _doc_dict(doc).items():
-        out.print(f"{key}: {value}", markup=False)
+        out.print(f"{key}: {value}")
     _print_positions(_position_runs(doc))
     for c in chunks:
         heading = f" [{c.heading}]" if c.heading else ""
         where = "".join(f" {k} {v}" for k, v in (("page", c.page), ("slide", c.slide)) if v)
         out.print(f"\n{c.chunk_id} lines {c.line_start}-{c.line_end}{where}{heading}",
                   markup=False)
-        out.print(c.text, markup=False)
+        out.print(c.text)
 
 
-@docs_app.command("rm")
-def docs_rm(doc_ids: list[str]) -> None:
-    """Remove documents (and their chunks) from the knowledge base."""
-    with _errors(False):
-        kb = _open()
+@docs_app.command("delete")
+def docs_delete(doc_ids: list[str] = typer.Argument(..., help="The doc_ids to delete")) -> None:
+    """Delete documents (and their chunks) from the knowledge base."""
+    with handle_errors(False):
+        kb = open_kb()
         try:
             for doc_id in doc_ids:
                 kb.delete(doc_id)
-                out.print(f"removed {doc_id}", markup=False)
+                out.print(f"deleted {doc_id}")
         finally:
             kb.close()
+
+
+docs_app.command("rm", hidden=True)(docs_delete)  # the old name, still accepted
 
 
 def _print_roles_notes(report: Any) -> None:
@@ -359,7 +310,7 @@ def _print_roles_notes(report: Any) -> None:
     covered: both are how a document ends up readable by more people than meant."""
     if report.defaulted_roles:
         out.print(f"default roles ({', '.join(report.default_roles)}) given to "
-                  f"{report.defaulted_roles} documents that name none", markup=False)
+                  f"{report.defaulted_roles} documents that name none")
     unmatched = report.no_rule_matched
     if unmatched:
         shown = ", ".join(unmatched[:10]) + (f" and {len(unmatched) - 10} more"
@@ -371,7 +322,7 @@ def _print_roles_notes(report: Any) -> None:
 def _print_parser_counts(parsers: dict[str, dict[str, int]]) -> None:
     """One line per parser: how many files it read and chunks were written from them."""
     for name, counts in sorted(parsers.items()):
-        out.print(f"  {name}: {counts['files']} files, {counts['chunks']} chunks", markup=False)
+        out.print(f"  {name}: {counts['files']} files, {counts['chunks']} chunks")
 
 
 def _position_runs(d: Any) -> dict[str, list[dict[str, int]]]:
@@ -383,7 +334,7 @@ def _position_runs(d: Any) -> dict[str, list[dict[str, int]]]:
 def _print_positions(runs: dict[str, list[dict[str, int]]]) -> None:
     """The position map as runs: ``page 2: lines 14-30``."""
     for key, spans in runs.items():
-        out.print(f"positions ({key}):", markup=False)
+        out.print(f"positions ({key}):")
         for run in spans:
             out.print(f"  {key} {run[key]}: lines {run['line_start']}-{run['line_end']}",
                       markup=False)
@@ -398,37 +349,18 @@ def _doc_dict(d: Any) -> dict[str, Any]:
     }
 
 
-@contextmanager
-def _progress(label: str) -> Iterator[Any]:
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=err, transient=True, disable=not err.is_terminal)
-    with bar:
-        task = bar.add_task(label, total=None)
-
-        def tick(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield tick
-
-
 @app.command()
 def demo() -> None:
     """The seed workshop's four steps on the bundled examples, in a temporary knowledge base."""
     from glassrag.eval.demo import run_demo
 
-    with _errors(False):
-        ok = run_demo(lambda line: out.print(line, markup=False))
+    with handle_errors(False):
+        ok = run_demo(lambda line: out.print(line))
     if not ok:
         raise typer.Exit(EXIT_FAILED)
 
 
-# -- server, tokens, MCP -------------------------------------------------------------------
-tokens_app = typer.Typer(help="Bearer tokens for glassrag serve and glassrag mcp.",
-                         no_args_is_help=True)
-app.add_typer(tokens_app, name="tokens")
-
-
-# The other command groups register themselves on `app` when imported; kept in their own
+# The other commands register themselves on `app` when imported; kept in their own
 # modules so each stays readable.
 from glassrag.interfaces.cli import answers as cli_answers  # noqa: E402,F401
 from glassrag.interfaces.cli import server as cli_server  # noqa: E402,F401

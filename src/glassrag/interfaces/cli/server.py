@@ -6,47 +6,60 @@ import typer
 from rich.table import Table
 
 from glassrag.errors import InvalidInput
-from glassrag.interfaces.cli.main import _errors, _open, _print_json, app, out, state, tokens_app
+from glassrag.interfaces.cli.app import (
+    JSON_OPTION,
+    ROLES_ALIAS,
+    app,
+    handle_errors,
+    open_kb,
+    out,
+    print_json,
+    split_roles,
+    state,
+    tokens_app,
+)
 from glassrag.kb import resolve_kb_path
 
 
 @tokens_app.command("create")
 def tokens_create(
     principal: str = typer.Option(..., "--principal", help="Who the token stands for"),
-    roles: list[str] = typer.Option([], "--roles", help="A role (repeat, or comma-separated)"),
-    admin: bool = typer.Option(False, "--admin", help="May upload, delete and read all"),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON"),
+    role: list[str] = typer.Option(
+        [], "--role", help="A role of the principal (repeatable; comma lists ok)"),
+    roles: list[str] = ROLES_ALIAS,
+    admin: bool = typer.Option(False, "--admin", help="May ingest, delete and read all"),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Create a token; it is printed once and only its hash is stored."""
     from glassrag.store.bearer_tokens import create_token
 
-    split = [r.strip() for arg in roles for r in arg.split(",") if r.strip()]
-    with _errors(as_json):
-        kb = _open()
+    split = split_roles(role, roles)
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
             with kb.lock:
                 token = create_token(kb.store, principal, split, admin)
         finally:
             kb.close()
     if as_json:
-        _print_json({"token": token, "principal_id": principal, "roles": split, "admin": admin})
+        print_json({"token": token, "principal_id": principal, "roles": split, "admin": admin})
     else:
         print(token)
 
 
 @tokens_app.command("list")
-def tokens_list(as_json: bool = typer.Option(False, "--json", help="Print JSON")) -> None:
+def tokens_list(as_json: bool = JSON_OPTION) -> None:
     """Every token by token_id (a hash prefix; the secrets are not stored)."""
     from glassrag.store.bearer_tokens import list_tokens
 
-    with _errors(as_json):
-        kb = _open()
+    with handle_errors(as_json):
+        kb = open_kb()
         try:
             rows = list_tokens(kb.store)
         finally:
             kb.close()
     if as_json:
-        _print_json(rows)
+        print_json(rows)
         return
     table = Table(title=f"{len(rows)} tokens")
     for column in ("token_id", "principal", "roles", "admin", "created_at", "revoked_at"):
@@ -54,7 +67,7 @@ def tokens_list(as_json: bool = typer.Option(False, "--json", help="Print JSON")
     for r in rows:
         table.add_row(r["token_id"], r["principal_id"], ",".join(r["roles"]),
                       "yes" if r["admin"] else "", r["created_at"], r["revoked_at"] or "")
-    out.print(table, markup=False)
+    out.print(table)
 
 
 @tokens_app.command("revoke")
@@ -62,13 +75,13 @@ def tokens_revoke(token: str = typer.Argument(..., help="The token, or its token
     """Revoke a token; requests with it get 401 from then on."""
     from glassrag.store.bearer_tokens import revoke_token
 
-    with _errors(False):
-        kb = _open()
+    with handle_errors(False):
+        kb = open_kb()
         try:
             revoke_token(kb.store, token)
         finally:
             kb.close()
-    out.print("revoked", markup=False)
+    out.print("revoked")
 
 
 @app.command()
@@ -80,7 +93,7 @@ def serve(
         help="Serve requests without a token as public-only [default: [server] setting]"),
 ) -> None:
     """The HTTP API (routes at /docs, OpenAPI at /openapi.json) and the web page at /."""
-    with _errors(False):
+    with handle_errors(False):
         try:
             import uvicorn  # noqa: F401  (checked here, so that a missing one names its extra)
 
@@ -124,7 +137,7 @@ def mcp(
 ) -> None:
     """An MCP server with the tools search_knowledge_base and ask (over streamable-http at
     /mcp, every request needs Authorization: Bearer <token>)."""
-    with _errors(False):
+    with handle_errors(False):
         if transport not in ("stdio", "streamable-http"):
             raise InvalidInput("--transport must be stdio or streamable-http",
                                field="transport")

@@ -4,8 +4,9 @@ The principal of every request comes from its bearer token (see
 :mod:`glassrag.store.bearer_tokens`),
 checked with the Host header and the body size by :mod:`glassrag.interfaces.http.guard` before the
 body is read; no body or query field is read for roles. Every error, including validation
-errors and unknown routes, is answered in the one shape ``{"error": {"code", "message",
-"status"}}``. Most endpoints are plain ``def`` so FastAPI runs them in its threadpool (the
+errors (400, naming the field) and unknown routes, is answered in the one shape
+``{"error": {"code", "message", "status", "details"?}}``. Most endpoints are plain ``def``
+so FastAPI runs them in its threadpool (the
 knowledge base's own lock serialises SQLite and Tantivy use); ``/ask`` waits for a slot of
 :class:`~glassrag.interfaces.model_gate.ModelGate` instead, and ``/healthz`` runs on the event loop,
 so neither queues behind slow model calls.
@@ -15,10 +16,10 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
@@ -27,21 +28,37 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from glassrag.errors import GlassragError, InvalidInput, NotFound
+from glassrag import __version__
+from glassrag.errors import (
+    Forbidden,
+    GlassragError,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+    invalid_fields,
+)
 from glassrag.follower import ChangeFollower
-from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, PayloadTooLarge, guard_policy
+from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, guard_policy
 from glassrag.interfaces.model_gate import ModelGate
 from glassrag.kb import KnowledgeBase
-from glassrag.records import Chunk, Document, Principal
+from glassrag.records import Chunk, Document, NamedMode, Principal
 from glassrag.settings import MAX_TOP_K
-from glassrag.store.bearer_tokens import Forbidden, TokenReader
+from glassrag.store.bearer_tokens import TokenReader
 
 log = logging.getLogger("glassrag.interfaces.http.app")
+#: Where uploaded files are kept, inside the knowledge base directory.
+UPLOADS_DIR = "uploads"
 
 WEB_DIR = Path(__file__).parent / "web"
-Mode = Literal["bm25", "dense", "hybrid", "overlap"]
 # Served without a token; every other path (unknown ones included) needs one.
-PUBLIC_PATHS = frozenset({"/", "/healthz", "/docs", "/openapi.json", "/favicon.ico"})
+PUBLIC_PATHS = frozenset({"/", "/healthz", "/capabilities", "/docs", "/openapi.json",
+                          "/favicon.ico"})
+# The modes of POST /ask and /search, in the order the web page offers them.
+HTTP_MODES = ("bm25", "hybrid", "dense", "overlap")
+ERROR_SCHEMA = {"type": "object", "required": ["error"], "properties": {"error": {
+    "type": "object", "required": ["code", "message", "status"],
+    "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+                   "status": {"type": "integer"}, "details": {"type": "object"}}}}}
 PUBLIC_PREFIXES = ("/static/",)
 
 
@@ -54,7 +71,7 @@ class _Body(BaseModel):
 class AskBody(_Body):
     question: str = Field(description="The question, in any language")
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    mode: Mode | None = None
+    mode: NamedMode | None = None
     rewrite: bool | None = Field(
         default=None,
         description="Ask the knowledge base's model for a search query first and search with "
@@ -66,13 +83,7 @@ class AskBody(_Body):
 class SearchBody(_Body):
     query: str
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    mode: Mode | None = None
-
-
-def _printable(part: object) -> str:
-    """A field location as text that can be sent: a lone surrogate in a submitted key is
-    escaped, since it cannot be encoded as UTF-8."""
-    return str(part).encode("utf-8", "backslashreplace").decode("utf-8")
+    mode: NamedMode | None = None
 
 
 def error_body(code: str, message: str, status: int) -> dict[str, Any]:
@@ -102,6 +113,40 @@ def chunk_dict(c: Chunk) -> dict[str, Any]:
     if c.slide is not None:
         out["slide"] = c.slide
     return out
+
+
+def served_modes(kb: KnowledgeBase) -> list[str]:
+    """The modes of :data:`HTTP_MODES` this knowledge base can serve: dense and hybrid
+    only when it has an embedder (configured, or recorded with its vectors)."""
+    with kb.lock:
+        dense = kb.dense() is not None
+    return [m for m in HTTP_MODES if dense or m not in ("dense", "hybrid")]
+
+
+def _openapi_400(app: Any) -> Callable[[], dict[str, Any]]:
+    """``app.openapi`` saying what the server does: a request that fails validation is a
+    400 in the error shape (FastAPI's own spec says 422 with its validation schema)."""
+    default = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = default()
+            for operations in spec.get("paths", {}).values():
+                for operation in operations.values():
+                    responses = operation.get("responses", {})
+                    if responses.pop("422", None) is not None:
+                        responses["400"] = {
+                            "description": "Invalid input (details.field names the field)",
+                            "content": {"application/json": {
+                                "schema": {"$ref": "#/components/schemas/Error"}}}}
+            schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+            schemas.pop("HTTPValidationError", None)
+            schemas.pop("ValidationError", None)
+            schemas["Error"] = ERROR_SCHEMA
+            app.openapi_schema = spec
+        return app.openapi_schema
+
+    return openapi
 
 
 async def current_principal(request: Request) -> Principal:
@@ -159,7 +204,7 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
         kb.close()
 
     app = FastAPI(
-        title="glassrag", version="0.1.0", lifespan=lifespan,
+        title="glassrag", version=__version__, lifespan=lifespan,
         # Swagger UI and ReDoc load unpinned scripts from a CDN, on the origin whose
         # localStorage holds the page's token: /docs is a first-party page instead.
         docs_url=None, redoc_url=None,
@@ -182,13 +227,8 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
 
     @app.exception_handler(RequestValidationError)
     def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        # Field locations and pydantic's message only: never echo the submitted values.
-        problems = "; ".join(
-            f"{'.'.join(_printable(p) for p in err.get('loc', ()))}: {err.get('msg', 'invalid')}"
-            for err in exc.errors()
-        )
-        return JSONResponse(error_body("invalid_input", problems or "invalid request", 422),
-                            status_code=422)
+        # A bad field is a 400 whichever check finds it, the schema's or the engine's.
+        return _error_response(invalid_fields(exc.errors()))
 
     @app.exception_handler(StarletteHTTPException)
     def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -206,6 +246,13 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
     @app.head("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, Any]:
         return {"status": "ok"}
+
+    @app.get("/capabilities", tags=["meta"])
+    def capabilities() -> dict[str, Any]:
+        """What this server can do, for the web page: the retrieval modes it serves (dense
+        and hybrid only with an embedder), its default mode and the largest top_k."""
+        return {"modes": served_modes(kb), "default_mode": kb.settings.search.mode,
+                "max_top_k": MAX_TOP_K, "version": __version__}
 
     @app.post("/ask", tags=["answers"])
     async def ask(body: AskBody, who: Who) -> dict[str, Any]:
@@ -262,17 +309,26 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
         return {**document_dict(doc), "chunks": [chunk_dict(c) for c in chunks]}
 
     @app.post("/documents", tags=["documents"], status_code=201)
-    def upload(
+    def ingest(
         _: Admin,
         file: Annotated[UploadFile, File(description="The document; its type is sniffed")],
         roles: Annotated[str, Form(description="Comma-separated roles for the document")] = "",
+        replace: Annotated[bool, Form(description="Let this upload replace a document of "
+                                      "the same doc_id that was ingested from another file")]
+        = False,
     ) -> dict[str, Any]:
-        """Ingest one uploaded file (admin only). The name decides the doc_id and reader."""
+        """Ingest one file sent as multipart ``file`` (admin only). Its name is the doc_id
+        and decides the reader; uploading the same name again updates that document."""
         name = Path(file.filename or "").name or "upload.txt"
-        with tempfile.TemporaryDirectory(prefix="glassrag-upload-") as tmp:
-            target = Path(tmp) / name
+        # Uploads are kept in one folder of the knowledge base, so a second upload of a name
+        # is the same file changed (an update), while a document ingested from a file
+        # elsewhere keeps its doc_id unless ``replace`` says otherwise.
+        uploads = kb.path / UPLOADS_DIR
+        uploads.mkdir(exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=uploads, prefix=".part-", delete=False) as out:
+            part = Path(out.name)
             size = 0
-            with target.open("wb") as out:
+            try:
                 while block := file.file.read(1 << 20):
                     size += len(block)
                     if size > max_upload:
@@ -280,11 +336,27 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
                             f"upload is larger than max_upload_bytes ({max_upload})",
                             max_upload_bytes=max_upload)
                     out.write(block)
-            report = kb.ingest([tmp], roles=[r.strip() for r in roles.split(",") if r.strip()])
+            except BaseException:
+                out.close()
+                part.unlink(missing_ok=True)
+                raise
+        target = uploads / name
+        previous = target.read_bytes() if target.exists() else None
+        part.replace(target)
+        report = kb.ingest([target], roles=[r.strip() for r in roles.split(",") if r.strip()],
+                           replace=replace)
+        if report.failed and not (report.added or report.updated or report.unchanged):
+            # Nothing was stored from this upload: the folder keeps what the store holds.
+            if previous is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.write_bytes(previous)
         result = report.to_dict()
-        # Temp paths mean nothing to the client; the file name does.
-        result["failed"] = [{"path": name, "error": f["error"].replace(tmp, "")}
+        # Server paths mean nothing to the client; the file name does.
+        folder = str(uploads) + "/"
+        result["failed"] = [{"path": name, "error": f["error"].replace(folder, "")}
                             for f in result["failed"]]
+        result["no_rule_matched"] = [name] if result["no_rule_matched"] else []
         hidden = result["hidden_dropped"]
         hidden["files"] = {name: hidden["total"]} if hidden["total"] else {}
         if report.failed and not (report.added or report.updated or report.unchanged):
@@ -317,4 +389,5 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
         return FileResponse(WEB_DIR / "docs.html", media_type="text/html")
 
     app.mount("/static", StaticFiles(directory=WEB_DIR), name="static")
+    app.openapi = _openapi_400(app)  # type: ignore[method-assign]
     return app

@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from glassrag.errors import GlassragError, InvalidInput
+from glassrag.errors import BadHost, GlassragError, InvalidInput, PayloadTooLarge, Unauthorized
 from glassrag.records import Principal
 from glassrag.settings import ServerSettings
-from glassrag.store.bearer_tokens import TokenReader, Unauthorized
+from glassrag.store.bearer_tokens import TokenReader
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -42,15 +42,6 @@ SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
 )
-
-
-class PayloadTooLarge(GlassragError):
-    status = 413
-    code = "payload_too_large"
-
-
-class BadHost(InvalidInput):
-    code = "invalid_host"
 
 
 def host_name(value: str) -> str:

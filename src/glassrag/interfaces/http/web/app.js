@@ -134,7 +134,26 @@ async function showTrace() {
   }
 }
 
+// Offer only the modes this knowledge base can serve (no dense or hybrid without an
+// embedder); until /capabilities answers, the server's default mode is the only choice.
+async function loadModes() {
+  try {
+    const caps = await api("GET", "/capabilities");
+    const select = $("mode");
+    select.replaceChildren(el("option", `default mode (${caps.default_mode})`));
+    select.firstChild.value = "";
+    for (const mode of caps.modes) {
+      const option = el("option", mode);
+      option.value = mode;
+      select.append(option);
+    }
+  } catch (err) {
+    showError(err.message);
+  }
+}
+
 $("ask-form").addEventListener("submit", ask);
+loadModes();
 $("show-trace").addEventListener("click", showTrace);
 $("token").value = token();
 $("save-token").addEventListener("click", () => {
