@@ -1,7 +1,8 @@
 """A throwaway PostgreSQL server for the tests, from Debian's ``postgresql`` package.
 
 ``initdb`` and ``pg_ctl`` in a temporary directory, on a free port of 127.0.0.1, with
-``fsync`` off (nothing here needs to survive a power cut). PostgreSQL refuses to run as
+``fsync`` off (nothing here needs to survive a power cut), in memory when ``/dev/shm`` has
+room. PostgreSQL refuses to run as
 root, so as root (CI) the cluster belongs to the ``postgres`` user the package creates and
 its commands run through ``runuser``. A fresh cluster starts in about a second.
 """
@@ -46,6 +47,23 @@ def unavailable_reason() -> str | None:
         except KeyError:
             return "running as root and there is no postgres user to run PostgreSQL as"
     return None
+
+
+SHM = Path("/dev/shm")
+SHM_FREE_BYTES = 2 << 30  # each test's database is a ~8 MB copy of template1
+
+
+def _scratch_dir(durable: bool) -> str | None:
+    """Where a test cluster's files go: a memory file system when there is one with room
+    (deleting the session's databases from a busy disk takes tens of seconds), else the
+    default temporary directory. A durable (benchmark) cluster stays on the disk."""
+    if durable or not SHM.is_dir():
+        return None
+    try:
+        stats = os.statvfs(SHM)
+    except OSError:
+        return None
+    return str(SHM) if stats.f_bavail * stats.f_frsize >= SHM_FREE_BYTES else None
 
 
 def _free_port() -> int:
@@ -106,7 +124,7 @@ class Cluster:
 def running_cluster(durable: bool = False) -> Iterator[Cluster]:
     """Start a cluster in a temporary directory; stop and delete it after. ``durable``
     keeps PostgreSQL's own fsync defaults (for benchmarks)."""
-    root = Path(tempfile.mkdtemp(prefix="glassrag-pg-"))
+    root = Path(tempfile.mkdtemp(prefix="glassrag-pg-", dir=_scratch_dir(durable)))
     cluster = Cluster(root, durable)
     try:
         yield cluster.start()
