@@ -11,6 +11,7 @@ import pytest
 
 from glassrag import KnowledgeBase
 from glassrag.eval.examples import examples_dir
+from pg_cluster import Cluster, running_cluster, unavailable_reason
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,7 +26,32 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 def _isolate_user_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Never touch a real ./.glassrag or $GLASSRAG_KB of the person running the tests.
     monkeypatch.delenv("GLASSRAG_KB", raising=False)
+    monkeypatch.delenv("GLASSRAG_DATABASE_URL", raising=False)
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    """A real PostgreSQL server for the whole session (skipped when none can be started)."""
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def pg_dsn(postgres: Cluster) -> str:
+    """The DSN of a new, empty database of its own."""
+    return postgres.new_database()
+
+
+def postgres_kb_dir(kb_dir: Path, dsn: str, extra: str = "") -> Path:
+    """A knowledge-base folder whose truth is the PostgreSQL database ``dsn``."""
+    kb_dir.mkdir(parents=True, exist_ok=True)
+    (kb_dir / "glassrag.toml").write_text(
+        f'[store]\nbackend = "postgres"\ndsn = "{dsn}"\n{extra}', encoding="utf-8")
+    return kb_dir
 
 
 @pytest.fixture

@@ -97,3 +97,27 @@ def test_a_second_writer_waits_and_says_so(tmp_path: Path) -> None:
             assert kb.status()["documents"] == 0  # it did not write while waiting
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0 and json.loads(out)["added"] == DOCS
+
+
+def test_embedding_waits_for_another_writer(tmp_path: Path) -> None:
+    """Embedding writes vectors and change-log entries: it takes the writer lock too."""
+    import threading
+
+    kb_dir = tmp_path / "kb"
+    with KnowledgeBase.open(kb_dir) as kb:
+        kb.ingest([_corpus(tmp_path / "a.jsonl", "a")])
+        done = threading.Event()
+
+        def embed() -> None:
+            kb.embed("hash:64")
+            done.set()
+
+        with exclusive(kb_dir / WRITE_LOCK_NAME):  # another process is writing
+            worker = threading.Thread(target=embed)
+            worker.start()
+            # Hashing these chunks takes milliseconds: still running after seconds means
+            # it waits for the lock.
+            assert not done.wait(3.0)
+        worker.join(timeout=120)
+        assert done.is_set()
+        assert kb.status()["dense"]["vectors"] == kb.status()["chunks"] > 0

@@ -106,7 +106,7 @@ def test_principal_comes_from_the_token(leak_dir: Path) -> None:
     with KnowledgeBase.open(leak_dir) as kb:
         with kb.lock:
             token = create_token(kb.store, "hr-bot", ["hr"])
-        tokens = TokenReader(kb.store.path)
+        tokens = TokenReader(kb.store)
         try:
             # stdio: the token the server started with; HTTP: each request's header.
             assert token_caller(tokens, token)(None) == Principal("hr-bot", ["hr"])

@@ -89,10 +89,12 @@ def test_versions_from_before_the_migration_are_admin_only(tmp_path: Path) -> No
     kb_dir = tmp_path / "kb"
     with KnowledgeBase.open(kb_dir) as kb:
         old, new = _two_versions(kb, tmp_path / "pay.md", V2.replace("9 to 5", "8 to 4"), V2)
-    # Turn the database back into schema 5: no roles per version, no roles origin.
+    # Turn the database back into schema 5, as glassrag wrote it before migrations had
+    # names: no roles per version, no roles origin, no migrations table.
     db = sqlite3.connect(kb_dir / DB_NAME)
     db.execute("ALTER TABLE document_history DROP COLUMN roles")
     db.execute("ALTER TABLE documents DROP COLUMN roles_origin")
+    db.execute("DROP TABLE glassrag_migrations")
     db.execute("PRAGMA user_version=5")
     db.commit()
     db.close()

@@ -85,6 +85,13 @@ class SchemaVersionError(GlassragError):
     code = "schema_version"
 
 
+class StoreUnavailable(GlassragError):
+    """The database holding the knowledge base (PostgreSQL) cannot be reached."""
+
+    status = 503
+    code = "store_unavailable"
+
+
 class MissingExtra(GlassragError):
     """An optional dependency is missing; the message says which extra installs it."""
 

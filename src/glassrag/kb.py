@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from glassrag.disclosure import disclose
 from glassrag.errors import GlassragError, InvalidInput, KnowledgeBaseNotFound, NotFound
-from glassrag.locks import WRITE_LOCK_NAME, exclusive
 from glassrag.pipeline import (
     BLOCKED_LIMIT,
     Request,
@@ -49,7 +48,7 @@ from glassrag.settings import (  # noqa: F401  (resolve_kb_path, DEFAULT_KB_DIR:
     resolve_kb_path,
 )
 from glassrag.store import traces
-from glassrag.store.database import DB_NAME, Store
+from glassrag.store.database import Store, open_store, store_exists
 from glassrag.store.version_access import may_read_version
 
 if TYPE_CHECKING:  # imported where used: opening a knowledge base loads no parser or model
@@ -102,7 +101,8 @@ class KnowledgeBase:
         Opening repairs the derived index if an earlier process died mid-ingest.
         """
         kb_dir = resolve_kb_path(path)
-        if not (kb_dir / DB_NAME).exists():
+        settings = load_settings(kb_dir)
+        if not store_exists(kb_dir, settings.store):
             if not create:
                 raise KnowledgeBaseNotFound(
                     f"no knowledge base at {kb_dir}; create one with `glassrag init` "
@@ -112,8 +112,7 @@ class KnowledgeBase:
             if not (kb_dir / CONFIG_NAME).exists():
                 return cls.init(kb_dir)
         kb_dir.mkdir(parents=True, exist_ok=True)
-        settings = load_settings(kb_dir)
-        return cls(kb_dir, Store(kb_dir / DB_NAME), settings)
+        return cls(kb_dir, open_store(kb_dir, settings.store), settings)
 
     def close(self) -> None:
         close_index(self.lexical)
@@ -139,6 +138,19 @@ class KnowledgeBase:
             self.lexical.refresh()
             self.lexical.catch_up(self.store)
 
+    def catch_up(self) -> int:
+        """Apply what other processes committed to the truth since this one last looked:
+        to the lexical index, and to the vector index when there is an embedder. Returns
+        how many changes the lexical index applied. (Searches catch up by themselves; a
+        server sharing a PostgreSQL store also calls this in the background.)"""
+        with self.lock:
+            before = self.lexical.applied_seq
+            self._sync()
+            side = self.dense()
+            if side is not None:
+                side.index()
+            return self.lexical.applied_seq - before
+
     # -- dense -----------------------------------------------------------------------------
     def dense(self, embedder: str | None = None) -> DenseRetriever | None:
         """The dense retriever for ``embedder`` (else the configured or recorded one), or
@@ -158,7 +170,9 @@ class KnowledgeBase:
         if side is None:
             raise InvalidInput("no embedder: pass --embedder (e.g. st:all-MiniLM-L6-v2) or set "
                                "[dense] embedder in glassrag.toml", field="embedder")
-        with self.lock:
+        # A writer like ingest: embedding writes vectors and their change-log entries, and
+        # two embedders (or one beside an ingest) must not write the same chunks' vectors.
+        with self.store.write_lock(), self.lock:
             self._sync()
             return self._embed(side, progress)
 
@@ -214,7 +228,7 @@ class KnowledgeBase:
         rules = load_roles_rules(self.path / ROLES_FILE)
         # The write lock first, then the in-process lock: a search holding only the latter
         # never waits for a writer in another process.
-        with exclusive(self.path / WRITE_LOCK_NAME, on_wait), self.lock:
+        with self.store.write_lock(on_wait), self.lock:
             since = self.store.last_seq()
             report = run_ingest(self.store, paths, self.settings, rules, options, progress)
             if isinstance(self.lexical, LexicalIndex):
@@ -235,7 +249,7 @@ class KnowledgeBase:
 
     def delete(self, doc_id: str) -> None:
         """Remove a document and its chunks; NotFound if there is no such document."""
-        with exclusive(self.path / WRITE_LOCK_NAME), self.lock:
+        with self.store.write_lock(), self.lock:
             self.store.begin()
             try:
                 found = self.store.delete_document(doc_id)

@@ -316,6 +316,28 @@ class TelemetrySettings(_Section):
     capture_blocked_ids: bool = False
 
 
+DATABASE_URL_ENV = "GLASSRAG_DATABASE_URL"
+
+
+class StoreSettings(_Section):
+    """The ``[store]`` section: where the truth (documents, chunks, change log, traces,
+    tokens) lives."""
+
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    dsn: str = ""
+    follow: Literal["notify", "poll"] = "notify"
+    poll_interval: float = Field(default=2.0, gt=0)
+
+    def postgres_dsn(self) -> str:
+        """``dsn``, else ``$GLASSRAG_DATABASE_URL``; InvalidInput naming both if neither."""
+        dsn = self.dsn or os.environ.get(DATABASE_URL_ENV, "")
+        if not dsn.strip():
+            raise InvalidInput(
+                f'[store] backend = "postgres" needs a database: set [store] dsn in '
+                f"{CONFIG_NAME} or ${DATABASE_URL_ENV}", field="store.dsn")
+        return dsn
+
+
 class Settings(_Section):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
@@ -327,6 +349,7 @@ class Settings(_Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
 
     def conceals_from(self, principal: Principal) -> bool:
         """Under the ``conceal`` policy, blocked evidence is hidden from non-admins."""
@@ -633,4 +656,19 @@ fusion = "dbsf"
 avgdl = "auto"
 # Points per upsert request.
 batch_size = 256
+
+[store]
+# Where the truth lives: "sqlite" (glassrag.db in this folder) or "postgres" (one database
+# that several servers and ingest machines share; each keeps its own indexes in index/ here
+# and follows the database's change log: see docs/scale-out.md).
+backend = "sqlite"
+# postgres: the database, as a postgresql:// URL or "host=... dbname=..." pairs. Empty
+# means $GLASSRAG_DATABASE_URL, which keeps a password out of this file.
+dsn = ""
+# How a server learns of changes committed by other processes: "notify" (PostgreSQL
+# LISTEN/NOTIFY, within milliseconds) or "poll" (for connection poolers that cannot
+# LISTEN, such as PgBouncer in transaction mode). Either way the change log is also read
+# every poll_interval seconds, and before every search.
+follow = "notify"
+poll_interval = 2.0
 """

@@ -10,7 +10,7 @@
   it reads Chinese as well as English.
 * ``openai:MODEL`` -- any OpenAI-compatible ``/v1/embeddings`` endpoint (see
   :mod:`glassrag.dense.openai_embedder`).
-* ``hash:DIM`` -- feature hashing of glassrag's analyzer tokens. Offline and instant, but
+* ``hash:DIM`` -- feature hashing of glassrag's analyzer terms. Offline and instant, but
   *lexical*, not semantic: it only relates texts that share tokens. For tests and as a
   dependency-free fallback.
 

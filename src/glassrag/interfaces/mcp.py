@@ -171,7 +171,7 @@ def run(kb_path: str | Path, token: str | None, *, transport: str = "stdio",
     over streamable HTTP it is not used: each request brings its own.
     """
     kb = KnowledgeBase.open(kb_path, create=False)
-    tokens = TokenReader(kb.store.path)
+    tokens = TokenReader(kb.store)
     anonymous = allow_anonymous or kb.settings.server.allow_anonymous
     try:
         if transport == "stdio":

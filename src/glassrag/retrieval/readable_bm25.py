@@ -21,7 +21,6 @@ quantises lengths to one byte, so its scores differ from these in later decimals
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -116,9 +115,7 @@ def frequencies(lexical: LexicalIndex, terms: Sequence[str], within: Any,
 
 def by_chunk_order(store: Store, scored: Sequence[tuple[float, int]]) -> list[tuple[float, int]]:
     """(score, rowid) pairs best first, equal scores by (doc_id, ordinal), never by row id."""
-    order = {r[0]: (r[1], r[2]) for r in store.db.execute(
-        "SELECT id, doc_id, ordinal FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-        (json.dumps([rowid for _, rowid in scored]),))} if scored else {}
+    order = store.chunk_order([rowid for _, rowid in scored])
     # A chunk deleted since the index was read has no key; it is dropped when loaded.
     return sorted(scored, key=lambda sr: (-sr[0], order.get(sr[1], ("", 0))))
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from glassrag.errors import InvalidInput, NotFound, Unauthorized
 from glassrag.records import Principal
+from glassrag.store.connection import Connection
 from glassrag.store.database import Store, now
 
 TOKEN_PREFIX = "grt_"
@@ -100,7 +99,7 @@ def principal_for(store: Store, token: str | None) -> Principal | None:
     return _lookup(store.db, token)
 
 
-def _lookup(db: sqlite3.Connection, token: str | None) -> Principal | None:
+def _lookup(db: Connection, token: str | None) -> Principal | None:
     if not token:
         return None
     row = db.execute(
@@ -109,7 +108,7 @@ def _lookup(db: sqlite3.Connection, token: str | None) -> Principal | None:
     ).fetchone()
     if row is None:
         return None
-    return Principal(row[0], json.loads(row[1]), bool(row[2]))
+    return Principal(row["principal_id"], json.loads(row["roles"]), bool(row["admin"]))
 
 
 def authenticate(lookup: Callable[[str], Principal | None], token: str | None, *,
@@ -145,18 +144,17 @@ def bearer_token(header: str | None) -> str | None:
 
 
 class TokenReader:
-    """Token look-ups on a connection of their own, read-only, for the HTTP servers.
+    """Token look-ups on a connection of their own, for the HTTP servers.
 
     Every request is authenticated before its body is read, on the server's event loop;
     the knowledge base's lock may be held for seconds by an ingest, and its connection is
-    shared, so this connection is separate. SQLite's WAL lets it read while another
-    connection writes, and a revocation is seen by the next request.
+    shared, so this connection is separate (read-only for SQLite, whose WAL lets it read
+    while another connection writes). A revocation is seen by the next request, on every
+    server sharing the store.
     """
 
-    def __init__(self, db_path: Path) -> None:
-        self._db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True,
-                                   check_same_thread=False)
-        self._db.execute("PRAGMA busy_timeout=2000")
+    def __init__(self, store: Store) -> None:
+        self._db = store.reader()
         self._lock = threading.Lock()
 
     def principal(self, token: str | None) -> Principal | None:

@@ -1,142 +1,33 @@
-"""SQLite, the knowledge base's source of truth.
+"""The knowledge base's source of truth: SQLite by default, or PostgreSQL shared by servers.
 
 Documents, the normalised text of every version (by content hash), chunks with their analysed
 tokens, and a change log. Derived indexes (Tantivy today) replay the change log, so anything
 committed here survives a crash of an index, and an ingest killed before its commit leaves
-the previous state intact (SQLite rolls the transaction back).
+the previous state intact (the database rolls the transaction back).
+
+The SQL is written once for both databases (see :mod:`glassrag.store.connection`); the
+schema is the named migrations of :mod:`glassrag.store.migrations`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-import sqlite3
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from glassrag.dense.embeddings import EMBEDDINGS_DDL
-from glassrag.errors import SchemaVersionError
+from glassrag.locks import WRITE_LOCK_NAME, exclusive
 from glassrag.records import Chunk, ChunkSpan, Document
+from glassrag.settings import StoreSettings
+from glassrag.store import migrations
+from glassrag.store.connection import Connection, connect_sqlite
 
 DB_NAME = "glassrag.db"
-
-# Numbered migrations: index i brings the schema from version i to i + 1. Never edit one
-# that has shipped; append a new one.
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE document_versions (
-        content_hash TEXT PRIMARY KEY,
-        text TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    );
-    CREATE TABLE documents (
-        doc_id TEXT PRIMARY KEY,
-        source TEXT NOT NULL,
-        title TEXT NOT NULL,
-        roles TEXT NOT NULL,
-        content_hash TEXT NOT NULL REFERENCES document_versions(content_hash),
-        version INTEGER NOT NULL,
-        parser TEXT NOT NULL,
-        chunker TEXT NOT NULL,
-        chunk_count INTEGER NOT NULL,
-        path TEXT,
-        encoding TEXT,
-        line_offset INTEGER NOT NULL DEFAULT 0,
-        metadata TEXT NOT NULL DEFAULT '{}',
-        fingerprint TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX documents_path ON documents(path);
-    CREATE TABLE document_history (
-        doc_id TEXT NOT NULL,
-        version INTEGER NOT NULL,
-        content_hash TEXT NOT NULL,
-        recorded_at TEXT NOT NULL,
-        PRIMARY KEY (doc_id, version)
-    );
-    CREATE TABLE chunks (
-        id INTEGER PRIMARY KEY,
-        chunk_id TEXT NOT NULL UNIQUE,
-        doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
-        ordinal INTEGER NOT NULL,
-        text TEXT NOT NULL,
-        tokens TEXT NOT NULL,
-        line_start INTEGER NOT NULL,
-        line_end INTEGER NOT NULL,
-        char_start INTEGER NOT NULL,
-        char_end INTEGER NOT NULL,
-        heading TEXT
-    );
-    CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
-    CREATE TABLE changes (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        doc_id TEXT NOT NULL,
-        op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
-        recorded_at TEXT NOT NULL
-    );
-    """,
-    # 2: positions for paged formats, and traces of every ask.
-    """
-    ALTER TABLE chunks ADD COLUMN page INTEGER;
-    ALTER TABLE chunks ADD COLUMN slide INTEGER;
-    ALTER TABLE documents ADD COLUMN positions TEXT NOT NULL DEFAULT '{}';
-    CREATE TABLE traces (
-        trace_id TEXT PRIMARY KEY,
-        created_at TEXT NOT NULL,
-        principal_id TEXT NOT NULL,
-        status TEXT NOT NULL,
-        question TEXT NOT NULL,
-        body TEXT NOT NULL
-    );
-    CREATE INDEX traces_created ON traces(created_at);
-    """,
-    # 3: what each file produced last time, so an unchanged file is skipped unparsed; and a
-    # small id per distinct set of roles, which the lexical index keeps in a fast field so a
-    # search checks readability per candidate without a join.
-    """
-    CREATE TABLE files (
-        path TEXT PRIMARY KEY,
-        sha256 TEXT NOT NULL,
-        settings_key TEXT NOT NULL,
-        doc_ids TEXT NOT NULL
-    );
-    CREATE TABLE rolesets (id INTEGER PRIMARY KEY, roles TEXT NOT NULL UNIQUE);
-    INSERT OR IGNORE INTO rolesets(roles) SELECT DISTINCT roles FROM documents;
-    """,
-    # 4: embeddings by chunk-text hash and model, and which model the knowledge base uses.
-    EMBEDDINGS_DDL,
-    # 5: bearer tokens for the HTTP and MCP servers. Only the sha256 of a token is kept, so
-    # a copy of the database does not let anyone authenticate.
-    """
-    CREATE TABLE tokens (
-        token_hash TEXT PRIMARY KEY,
-        principal_id TEXT NOT NULL,
-        roles TEXT NOT NULL,
-        admin INTEGER NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL,
-        revoked_at TEXT
-    );
-    """,
-    # 6: the roles of every document version, so an old version is only ever served to a
-    # caller its own roles allow; and where a document's roles came from (the document
-    # itself, a roles rule, the ingest option or the default), for the ingest report.
-    # Versions recorded before this migration get the roles of the document only when they
-    # are its current version; older ones keep NULL, which no role can read.
-    """
-    ALTER TABLE document_history ADD COLUMN roles TEXT;
-    UPDATE document_history SET roles = (
-        SELECT d.roles FROM documents d WHERE d.doc_id = document_history.doc_id
-        AND d.version = document_history.version
-        AND d.content_hash = document_history.content_hash
-    );
-    ALTER TABLE documents ADD COLUMN roles_origin TEXT NOT NULL DEFAULT '';
-    """,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
+_BATCH = 500  # values per IN (...) list
 
 _CHUNK_COLUMNS = (
     "c.id, c.chunk_id, c.doc_id, c.ordinal, c.text, c.line_start, c.line_end, c.char_start,"
@@ -163,62 +54,95 @@ class NewDocument:
     roles_origin: str = ""
 
 
-class Store:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        # check_same_thread=False: the HTTP server hands the connection between threads,
-        # always under its own lock.
-        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
-        # The busy timeout first: switching to WAL needs a lock another process opening the
-        # same new knowledge base may hold for a moment.
-        self.db.execute("PRAGMA busy_timeout=10000")
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        # Read pages through a memory map rather than a read() and a copy each: loading a
-        # search's hits touches a few random pages per hit (about 15% of that time).
-        self.db.execute("PRAGMA mmap_size=1073741824")
-        self._migrate()
+class ChangeListener(Protocol):
+    """Wakes a follower of the change log when another process commits a change."""
 
-    def _migrate(self) -> None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise SchemaVersionError(
-                f"{self.path}: schema version {version} is newer than this glassrag "
-                f"supports ({SCHEMA_VERSION}); upgrade glassrag",
-                found=version,
-                supported=SCHEMA_VERSION,
-            )
-        for number in range(version, SCHEMA_VERSION):
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                # Another process may have applied this migration while we waited for the
-                # write lock: re-read the version inside the transaction.
-                if self.db.execute("PRAGMA user_version").fetchone()[0] > number:
-                    self.db.execute("COMMIT")
-                    continue
-                for statement in _split_sql(MIGRATIONS[number]):
-                    self.db.execute(statement)
-                self.db.execute(f"PRAGMA user_version={number + 1}")
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+    def notifies(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds; True if a change was committed meanwhile."""
+
+    def close(self) -> None: ...
+
+
+class Store:
+    """The truth, on one connection (SQLite or PostgreSQL), migrated when opened.
+
+    ``Store(path)`` opens (creating) a SQLite file; :meth:`postgres` connects to a shared
+    PostgreSQL database.
+    """
+
+    def __init__(self, source: Path | Connection, *, location: str | None = None,
+                 dsn: str | None = None) -> None:
+        if isinstance(source, Path):
+            self.path: Path | None = source
+            self.db: Connection = connect_sqlite(source)
+        else:
+            self.path, self.db = None, source
+        self.dsn = dsn
+        self.location = location or str(source)
+        migrations.migrate(self.db, self.location, now())
+
+    @classmethod
+    def postgres(cls, dsn: str) -> Store:
+        """Connect to the PostgreSQL database ``dsn`` names (a ``postgresql://`` URL or
+        ``key=value`` pairs) and migrate it."""
+        from glassrag.store.postgres import PostgresConnection, redact_dsn
+
+        return cls(PostgresConnection(dsn), location=redact_dsn(dsn), dsn=dsn)
+
+    @property
+    def dialect(self) -> str:
+        return self.db.dialect
+
+    def migrations(self) -> list[migrations.SetStatus]:
+        """Per migration set, the applied and pending migrations."""
+        return migrations.status(self.db)
+
+    def reader(self) -> Connection:
+        """A new connection for reading alongside this one (e.g. token look-ups on a
+        server's event loop while an ingest holds the store's own)."""
+        if self.dsn is not None:
+            from glassrag.store.postgres import PostgresConnection
+
+            return PostgresConnection(self.dsn, application_name="glassrag reader")
+        assert self.path is not None
+        return connect_sqlite(self.path, read_only=True)
+
+    def write_lock(self, on_wait: Callable[[], None] | None = None
+                   ) -> contextlib.AbstractContextManager[None]:
+        """One writer (ingest, delete) at a time, whichever process or machine it runs on.
+
+        ``on_wait`` is called once first if it must wait. SQLite: a file lock next to the
+        database; PostgreSQL: an advisory lock on the server.
+        """
+        if self.dsn is not None:
+            from glassrag.store.postgres import writer_lock
+
+            return writer_lock(self.dsn, on_wait)
+        assert self.path is not None
+        return exclusive(self.path.parent / WRITE_LOCK_NAME, on_wait)
+
+    def listen(self) -> ChangeListener | None:
+        """A listener woken by every commit to the change log, from any process (PostgreSQL
+        LISTEN/NOTIFY); None for SQLite, whose readers poll."""
+        if self.dsn is None:
+            return None
+        from glassrag.store.postgres import listener
+
+        return listener(self.dsn)
 
     def close(self) -> None:
         self.db.close()
 
     # -- transactions ----------------------------------------------------------------
     def begin(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
+        self.db.begin()
 
     def commit(self) -> None:
-        self.db.execute("COMMIT")
+        self.db.commit()
 
     def rollback(self) -> None:
         if self.db.in_transaction:
-            self.db.execute("ROLLBACK")
+            self.db.rollback()
 
     # -- writes (call inside begin/commit) ---------------------------------------------
     def write_documents(self, batch: Sequence[NewDocument], existing: Collection[str]) -> None:
@@ -231,12 +155,14 @@ class Store:
         at = now()
         db = self.db
         db.executemany(
-            "INSERT OR IGNORE INTO rolesets(roles) VALUES (?)",
-            [(r,) for r in {json.dumps(list(n.document.roles)) for n in batch}],
+            # Only missing ones: PostgreSQL would use up an id for every conflicting row.
+            "INSERT INTO rolesets(roles) SELECT ? WHERE NOT EXISTS"
+            " (SELECT 1 FROM rolesets WHERE roles = ?) ON CONFLICT DO NOTHING",
+            [(r, r) for r in {json.dumps(list(n.document.roles)) for n in batch}],
         )
         db.executemany(
-            "INSERT OR IGNORE INTO document_versions(content_hash, text, created_at)"
-            " VALUES (?, ?, ?)",
+            "INSERT INTO document_versions(content_hash, text, created_at)"
+            " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [(n.document.content_hash, n.text, at) for n in batch],
         )
         db.executemany(
@@ -265,7 +191,7 @@ class Store:
             # it is now stored under.
             "INSERT INTO document_history(doc_id, version, content_hash, recorded_at, roles)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT(doc_id, version) DO UPDATE SET"
-            " roles=excluded.roles WHERE content_hash=excluded.content_hash",
+            " roles=excluded.roles WHERE document_history.content_hash=excluded.content_hash",
             [(n.document.doc_id, n.document.version, n.document.content_hash, at,
               json.dumps(list(n.document.roles))) for n in batch],
         )
@@ -283,7 +209,7 @@ class Store:
         row = self.db.execute(
             "SELECT sha256, settings_key, doc_ids FROM files WHERE path = ?", (path,)
         ).fetchone()
-        return (row[0], row[1], json.loads(row[2])) if row else None
+        return (row["sha256"], row["settings_key"], json.loads(row["doc_ids"])) if row else None
 
     def write_files(self, records: Sequence[tuple[str, str | None, str, list[str]]]) -> None:
         """(path, sha256 or None to forget the file, settings_key, doc_ids)."""
@@ -291,7 +217,9 @@ class Store:
             "DELETE FROM files WHERE path = ?", [(r[0],) for r in records if r[1] is None]
         )
         self.db.executemany(
-            "INSERT OR REPLACE INTO files(path, sha256, settings_key, doc_ids) VALUES (?,?,?,?)",
+            "INSERT INTO files(path, sha256, settings_key, doc_ids) VALUES (?,?,?,?)"
+            " ON CONFLICT(path) DO UPDATE SET sha256=excluded.sha256,"
+            " settings_key=excluded.settings_key, doc_ids=excluded.doc_ids",
             [(r[0], r[1], r[2], json.dumps(r[3], ensure_ascii=False))
              for r in records if r[1] is not None],
         )
@@ -314,7 +242,8 @@ class Store:
         rows = self.db.execute(
             "SELECT doc_id, fingerprint, version, path, content_hash FROM documents"
         )
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+        return {r["doc_id"]: (r["fingerprint"], r["version"], r["path"], r["content_hash"])
+                for r in rows}
 
     def document(self, doc_id: str) -> Document | None:
         row = self.db.execute("SELECT * FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
@@ -328,7 +257,7 @@ class Store:
         row = self.db.execute(
             "SELECT text FROM document_versions WHERE content_hash = ?", (content_hash,)
         ).fetchone()
-        return row[0] if row else None
+        return row["text"] if row else None
 
     def history(self, doc_id: str) -> list[dict[str, Any]]:
         """Every recorded version of a document: version, content_hash, recorded_at and
@@ -346,20 +275,22 @@ class Store:
         rows = self.db.execute(
             "SELECT doc_id, roles FROM document_history WHERE content_hash = ?", (content_hash,)
         )
-        return [(r[0], None if r[1] is None else tuple(json.loads(r[1]))) for r in rows]
+        return [(r["doc_id"], None if r["roles"] is None else tuple(json.loads(r["roles"])))
+                for r in rows]
 
     def retired_versions(self) -> dict[str, int]:
         """doc_id -> highest recorded version, for documents deleted since: a document that
         comes back continues its numbering instead of reusing an old version number."""
         rows = self.db.execute(
-            "SELECT doc_id, MAX(version) FROM document_history"
+            "SELECT doc_id, MAX(version) AS version FROM document_history"
             " WHERE doc_id NOT IN (SELECT doc_id FROM documents) GROUP BY doc_id"
         )
-        return {r[0]: int(r[1]) for r in rows}
+        return {r["doc_id"]: int(r["version"]) for r in rows}
 
     def roles_origins(self) -> dict[str, str]:
         """doc_id -> where its stored roles came from ("" if stored before this was kept)."""
-        return dict(self.db.execute("SELECT doc_id, roles_origin FROM documents").fetchall())
+        rows = self.db.execute("SELECT doc_id, roles_origin FROM documents")
+        return {r["doc_id"]: r["roles_origin"] for r in rows}
 
     def chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, Chunk]:
         return {rowid: chunk for rowid, (chunk, _) in self.chunks_with_tokens(rowids).items()}
@@ -374,7 +305,7 @@ class Store:
             f" WHERE c.id IN ({marks})",
             list(rowids),
         )
-        return {r[0]: (_chunk(r), r[17]) for r in rows}
+        return {r["id"]: (_chunk(r), r["tokens"]) for r in rows}
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
         rows = self.db.execute(
@@ -398,43 +329,50 @@ class Store:
     ) -> Iterator[tuple[int, str, int, str]]:
         """(rowid, doc_id, roleset id, tokens) for feeding a lexical index."""
         sql = (
-            "SELECT c.id, c.doc_id, r.id, c.tokens FROM chunks c"
+            "SELECT c.id AS rowid, c.doc_id, r.id AS roleset, c.tokens FROM chunks c"
             " JOIN documents d USING (doc_id) JOIN rolesets r ON r.roles = d.roles"
         )
         if doc_ids is None:
             yield from self.db.execute(sql)
             return
-        ids = list(doc_ids)
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
+        for part in _batches(list(doc_ids)):
             yield from self.db.execute(
                 f"{sql} WHERE c.doc_id IN ({','.join('?' * len(part))})", part
             )
 
+    def chunk_order(self, rowids: Sequence[int]) -> dict[int, tuple[str, int]]:
+        """rowid -> (doc_id, ordinal) of those chunks still stored: the order that breaks
+        ties between equal scores."""
+        order: dict[int, tuple[str, int]] = {}
+        for part in _batches(list(rowids)):
+            rows = self.db.execute(
+                f"SELECT id, doc_id, ordinal FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+                part)
+            order.update((r["id"], (r["doc_id"], r["ordinal"])) for r in rows)
+        return order
+
     def rolesets(self) -> dict[int, tuple[str, ...]]:
-        return {r[0]: tuple(json.loads(r[1]))
+        return {r["id"]: tuple(json.loads(r["roles"]))
                 for r in self.db.execute("SELECT id, roles FROM rolesets")}
 
     def changes_since(self, seq: int) -> list[tuple[int, str, str]]:
+        """(seq, doc_id, op) of every change after ``seq``, in order."""
         return [
-            (r[0], r[1], r[2])
+            (r["seq"], r["doc_id"], r["op"])
             for r in self.db.execute(
                 "SELECT seq, doc_id, op FROM changes WHERE seq > ? ORDER BY seq", (seq,)
             )
         ]
 
     def last_seq(self) -> int:
-        row = self.db.execute("SELECT MAX(seq) FROM changes").fetchone()
-        return int(row[0] or 0)
+        row = self.db.execute("SELECT MAX(seq) AS seq FROM changes").fetchone()
+        return int(row["seq"] or 0)
 
     def counts(self) -> dict[str, int]:
-        one = self.db.execute
-        return {
-            "documents": one("SELECT COUNT(*) FROM documents").fetchone()[0],
-            "chunks": one("SELECT COUNT(*) FROM chunks").fetchone()[0],
-            "versions": one("SELECT COUNT(*) FROM document_versions").fetchone()[0],
-            "changes": one("SELECT COUNT(*) FROM changes").fetchone()[0],
-        }
+        tables = {"documents": "documents", "chunks": "chunks", "versions": "document_versions",
+                  "changes": "changes"}
+        return {name: int(self.db.execute(f"SELECT COUNT(*) AS n FROM {table}").fetchone()["n"])
+                for name, table in tables.items()}
 
 
 def _document_row(new: NewDocument, at: str) -> tuple[Any, ...]:
@@ -471,11 +409,12 @@ def _at(values: Sequence[int] | None, line: int) -> int | None:
     return values[min(line, len(values)) - 1]
 
 
-def _split_sql(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
+def _batches(values: list[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(values), _BATCH):
+        yield values[start : start + _BATCH]
 
 
-def _document(row: sqlite3.Row) -> Document:
+def _document(row: Any) -> Document:
     return Document(
         doc_id=row["doc_id"], source=row["source"], title=row["title"],
         roles=tuple(json.loads(row["roles"])), content_hash=row["content_hash"],
@@ -493,10 +432,27 @@ def _roles(text: str) -> tuple[str, ...]:
     return tuple(json.loads(text))
 
 
-def _chunk(row: Sequence[Any]) -> Chunk:
+def _chunk(row: Any) -> Chunk:
+    """A chunk from a row of ``_CHUNK_COLUMNS``."""
     return Chunk(
-        chunk_id=row[1], doc_id=row[2], ordinal=row[3], text=row[4], line_start=row[5],
-        line_end=row[6], char_start=row[7], char_end=row[8], heading=row[9],
-        roles=_roles(row[10]), doc_version=row[11], content_hash=row[12],
-        title=row[13], source=row[14], page=row[15], slide=row[16],
+        chunk_id=row["chunk_id"], doc_id=row["doc_id"], ordinal=row["ordinal"],
+        text=row["text"], line_start=row["line_start"], line_end=row["line_end"],
+        char_start=row["char_start"], char_end=row["char_end"], heading=row["heading"],
+        roles=_roles(row["roles"]), doc_version=row["version"],
+        content_hash=row["content_hash"], title=row["title"], source=row["source"],
+        page=row["page"], slide=row["slide"],
     )
+
+
+def open_store(kb_dir: Path, settings: StoreSettings) -> Store:
+    """The store ``[store]`` names: ``glassrag.db`` in ``kb_dir`` (SQLite, the default), or
+    the PostgreSQL database of ``dsn`` (else ``$GLASSRAG_DATABASE_URL``)."""
+    if settings.backend == "sqlite":
+        return Store(kb_dir / DB_NAME)
+    return Store.postgres(settings.postgres_dsn())
+
+
+def store_exists(kb_dir: Path, settings: StoreSettings) -> bool:
+    """Whether a knowledge base's truth exists: its SQLite file, or (PostgreSQL, shared by
+    every server and created by the first) a settings file naming the database."""
+    return settings.backend == "postgres" or (kb_dir / DB_NAME).exists()

@@ -125,11 +125,11 @@ def _nothing_to_ingest(paths: list[Path]) -> Any:
     yet: a mistyped path must not leave an empty knowledge base behind. None otherwise."""
     from glassrag.ingest.discovery import discover
     from glassrag.records import IngestReport
-    from glassrag.settings import Settings
-    from glassrag.store.database import DB_NAME
+    from glassrag.settings import Settings, load_settings
+    from glassrag.store.database import store_exists
 
     kb_dir = resolve_kb_path(state.kb_path)
-    if (kb_dir / DB_NAME).exists() or any(os.path.exists(p) for p in paths):
+    if any(os.path.exists(p) for p in paths) or store_exists(kb_dir, load_settings(kb_dir).store):
         return None
     _, failed = discover(paths)  # each path fails to stat, and says why
     err.print(f"nothing to ingest; no knowledge base was created at {kb_dir}")

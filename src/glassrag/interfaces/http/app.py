@@ -37,6 +37,7 @@ from glassrag.errors import (
     PayloadTooLarge,
     invalid_fields,
 )
+from glassrag.follower import ChangeFollower
 from glassrag.interfaces.http import audit_routes, metrics, openai_chat
 from glassrag.interfaces.http.guard import PRINCIPAL_KEY, Guard, guard_policy
 from glassrag.interfaces.model_gate import ModelGate
@@ -186,13 +187,20 @@ def create_app(kb_path: str | Path, *, allow_anonymous: bool | None = None,
     anonymous = (server_settings.allow_anonymous if allow_anonymous is None
                  else allow_anonymous)
     max_upload = server_settings.max_upload_bytes
-    tokens = TokenReader(kb.store.path)
+    tokens = TokenReader(kb.store)
     gate = ModelGate(server_settings.max_concurrent_model_calls,
                      server_settings.max_waiting_model_calls)
 
+    # A store shared with other servers: follow its change log in the background.
+    follower = ChangeFollower(kb) if kb.store.dsn is not None else None
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if follower is not None:
+            follower.start()
         yield
+        if follower is not None:
+            follower.stop()
         tokens.close()
         kb.close()
 
