@@ -49,13 +49,9 @@ def test_knowledge_base_import_loads_no_parser_and_no_model() -> None:
     assert "glassrag.kb" in loaded
     assert _of(loaded, "glassrag.parsers", "glassrag.ingest", "glassrag.interfaces",
                "glassrag.eval") == []
-    # numpy comes with the vector stack, for now (see the next test).
-    assert [m for m in loaded if not m.startswith("glassrag") and m != "numpy"] == []
+    assert [m for m in loaded if not m.startswith("glassrag")] == []
 
 
-@pytest.mark.xfail(strict=True, reason="store/database.py takes the embeddings DDL from "
-                   "dense/embeddings.py, which loads the vector stack (issue 14: the store "
-                   "must not import it; the store's named migrations remove that import)")
 def test_knowledge_base_import_loads_no_vector_stack() -> None:
     loaded = _loaded("from glassrag import KnowledgeBase")
     assert _of(loaded, "glassrag.vectors", "glassrag.dense", "numpy") == []
@@ -67,7 +63,7 @@ def test_opening_searching_and_asking_load_no_parser(tmp_path: Path) -> None:
                      "kb.search('refund window')\n"
                      "kb.ask('what is the refund window?')", cwd=tmp_path)
     assert _of(loaded, "glassrag.parsers", "glassrag.ingest.run") == []
-    assert [m for m in loaded if not m.startswith("glassrag") and m != "numpy"] == []
+    assert [m for m in loaded if not m.startswith("glassrag")] == []
 
 
 def test_knowledge_base_is_an_attribute_of_the_package() -> None:

@@ -41,6 +41,11 @@ EXAMPLES_ASKED = [
     ("tidepool", "tidepool", "tidepool-questions.yaml"),
 ]
 _REFERENCE: dict[str, list[dict[str, Any]]] = {}
+# How far a score may be from the embedded one where a configuration scores on its own
+# (Configuration.same_scores False): Qdrant's BM25 uses exact chunk lengths, Tantivy's a
+# one-byte quantisation of them (about 1% apart on the examples).
+SCORE_REL = 0.05
+RETRIEVERS = ("bm25", "dense")
 WORDS = ["heron", "otter", "lynx", "badger", "marten", "stoat", "weasel", "ferret"]
 
 
@@ -86,6 +91,51 @@ def _consistent(kb: KnowledgeBase) -> dict[str, Any]:
     return status
 
 
+def _scores(value: Any, path: str = "") -> tuple[Any, dict[str, float]]:
+    """``value`` without its scores, and the scores by where they were. A fused score (a
+    hit of several retrievers) and the fusion's own entries are left out: the engine may
+    fuse by another formula (Qdrant's DBSF); each retriever's score and rank stay."""
+    found: dict[str, float] = {}
+    if isinstance(value, list):
+        rest = []
+        for i, item in enumerate(value):
+            kept, scores = _scores(item, f"{path}/{i}")
+            rest.append(kept)
+            found.update(scores)
+        return rest, found
+    if not isinstance(value, dict):
+        return value, found
+    legs = set(value.get("scores") or ()) & set(RETRIEVERS)
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if key == "score":
+            if len(legs) < 2:
+                found[f"{path}/score"] = item
+        elif key in ("scores", "ranks") and isinstance(item, dict):
+            kept = {n: v for n, v in item.items() if n in RETRIEVERS}
+            if key == "ranks":
+                out[key] = kept
+            else:
+                found.update({f"{path}/scores/{n}": v for n, v in kept.items()})
+        else:
+            out[key], scores = _scores(item, f"{path}/{key}")
+            found.update(scores)
+    return out, found
+
+
+def _assert_same(got: Any, want: Any, configuration: Configuration) -> None:
+    """``got`` is ``want``; for a configuration that scores on its own, but for scores
+    within :data:`SCORE_REL` of the embedded ones."""
+    if configuration.same_scores:
+        assert got == want
+        return
+    got_rest, got_scores = _scores(got)
+    want_rest, want_scores = _scores(want)
+    assert got_rest == want_rest
+    assert got_scores.keys() == want_scores.keys()
+    assert got_scores == pytest.approx(want_scores, rel=SCORE_REL)
+
+
 class KnowledgeBaseConformance:
     """Every test runs once per configuration (the ``configuration`` fixture)."""
 
@@ -118,7 +168,7 @@ class KnowledgeBaseConformance:
     # -- the same answers ------------------------------------------------------------------
     @pytest.mark.parametrize("example", [e[0] for e in EXAMPLES_ASKED])
     def test_examples_get_the_embedded_statuses_and_citations(
-            self, example: str, new_kb: Callable[..., Path],
+            self, example: str, new_kb: Callable[..., Path], configuration: Configuration,
             request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
         if example not in _REFERENCE:
             reference_dir = tmp_path_factory.mktemp(f"reference-{example}") / "kb"
@@ -126,9 +176,10 @@ class KnowledgeBaseConformance:
         answers = _answers(new_kb(), example)
         statuses = {a["status"] for a in answers}
         assert len(answers) >= 3 and "answered" in statuses
-        assert answers == _REFERENCE[example]
+        _assert_same(answers, _REFERENCE[example], configuration)
 
     def test_dense_and_hybrid_match_the_embedded(self, new_kb: Callable[..., Path],
+                                                configuration: Configuration,
                                                 request: pytest.FixtureRequest,
                                                 tmp_path: Path) -> None:
         def run(kb_dir: Path) -> list[Any]:
@@ -143,7 +194,7 @@ class KnowledgeBaseConformance:
                 return found
 
         reference = run(EMBEDDED.new_kb_dir(request, tmp_path / "reference"))
-        assert run(new_kb()) == reference
+        _assert_same(run(new_kb()), reference, configuration)
         assert any(r["hits"] for r in reference)
 
     # -- permissions -----------------------------------------------------------------------

@@ -19,8 +19,6 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Union
 
-import numpy as np
-
 from glassrag.errors import EmptyQuery, InvalidInput
 from glassrag.records import DENSE_MODES, Fusion, Hit, Mode, Principal
 from glassrag.retrieval.fusion import fuse
@@ -32,6 +30,8 @@ from glassrag.store.database import Store
 from glassrag.text.analysis import name_terms, unique_terms
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from glassrag.dense.retriever import DenseRetriever
     from glassrag.retrieval.qdrant_index import QdrantIndex
     from glassrag.vectors.index import VectorMatch

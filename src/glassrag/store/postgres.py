@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from glassrag.errors import MissingExtra, StoreUnavailable
+from glassrag.errors import StoreUnavailable, needs_extra
 from glassrag.store.connection import Dialect
 
 # Advisory lock keys (any 64-bit number; these spell "glassrag" and a purpose).
@@ -34,10 +34,8 @@ _URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
 
 
 def _psycopg() -> Any:
-    try:
+    with needs_extra("postgres", "psycopg"):
         import psycopg
-    except ImportError as exc:
-        raise MissingExtra("psycopg", "postgres") from exc
     return psycopg
 
 
