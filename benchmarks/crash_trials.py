@@ -9,7 +9,7 @@ the time one uninterrupted ingest of such a corpus takes from its first commit u
 and the lexical index hold all of it, measured first), records from the files alone where
 the kill landed (``sqlite``: part of the corpus stored; ``index``: all of it stored, the
 lexical index behind; ``after``: the work was done), then opens the knowledge base (which
-repairs it) and runs :func:`glassrag.store.integrity.check`. Trials go on until ``--kills`` of
+repairs it) and runs :func:`glassrag.retrieval.integrity.check`. Trials go on until ``--kills`` of
 them landed mid-ingest (at most three times as many attempts); every attempt is checked.
 At the end one ingest of every corpus must complete the interrupted work.
 
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from glassrag import KnowledgeBase
-from glassrag.store.integrity import check, on_disk
+from glassrag.retrieval.integrity import check, on_disk
 
 OUT = Path(__file__).resolve().parent / "out"
 PAIR_CASES = ("after-init", "fresh", "same-file", "same-ids")

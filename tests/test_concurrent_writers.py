@@ -13,7 +13,7 @@ import pytest
 from conftest import write_jsonl
 from glassrag import KnowledgeBase
 from glassrag.locks import WRITE_LOCK_NAME, exclusive
-from glassrag.store.integrity import check
+from glassrag.retrieval.integrity import check
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ import pytest
 
 from conftest import write_jsonl
 from glassrag import KnowledgeBase, Principal
+from glassrag.retrieval.integrity import check, on_disk
 from glassrag.settings import MAX_TOP_K
-from glassrag.store.integrity import check, on_disk
 
 pytestmark = pytest.mark.slow
 

@@ -111,3 +111,49 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_import_cycles() -> None:
     assert sorted(_cycles(GRAPH)) == []
+
+
+# The layers, top to bottom (docs/architecture.md): a module may import its own layer and
+# the layers below it, never one above. A module belongs to the longest prefix listed.
+LAYERS = [
+    ("interfaces", "__main__"),
+    ("",),  # the package itself: its lazy attributes reach the knowledge base
+    ("eval",),  # evaluation runs that build and open knowledge bases
+    ("kb",),
+    # What the knowledge base calls after an ask or ingest, and the case checks it runs.
+    ("audit", "follower", "eval.cases", "eval.docs_judge", "eval.docs_questions",
+     "eval.docs_report", "eval.metrics", "eval.record_files"),
+    ("pipeline", "observe", "telemetry"),
+    ("retrieval",),
+    ("llm",),
+    ("answer",),
+    ("ingest", "parsers"),
+    ("dense",),
+    ("vectors",),
+    ("store",),
+    ("text",),
+    ("records", "settings", "errors", "faults", "locks", "http_calls", "trace", "disclosure"),
+]
+
+
+def _layer(module: str) -> int:
+    name = module.removeprefix("glassrag").removeprefix(".")
+    best, depth = None, -1
+    for rank, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".") or prefix == "") and \
+                    len(prefix) > depth:
+                best, depth = rank, len(prefix)
+    assert best is not None, module
+    return best
+
+
+def test_the_layer_finder_places_modules_by_their_longest_prefix() -> None:
+    assert _layer("glassrag.eval.cases") > _layer("glassrag.eval.beir")  # lower, later
+    assert _layer("glassrag") == 1 and _layer("glassrag.store.traces") == LAYERS.index(("store",))
+
+
+def test_imports_point_down_the_layers() -> None:
+    upward = sorted(f"{a} -> {b}" for a, targets in GRAPH.items() for b in targets
+                    if _layer(b) < _layer(a))
+    assert upward == []

@@ -12,9 +12,9 @@ import pytest
 
 from conftest import write_jsonl
 from glassrag import KnowledgeBase, Principal
+from glassrag.retrieval.integrity import check
 from glassrag.retrieval.qdrant_index import QdrantIndex
 from glassrag.settings import MAX_TOP_K
-from glassrag.store.integrity import check
 from qdrant_support import drop_collections, qdrant_kb_dir
 
 pytest_plugins = ["qdrant_fixtures"]  # the qdrant_backend fixture

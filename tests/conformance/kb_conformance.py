@@ -29,8 +29,8 @@ from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.eval.cases import load_cases
 from glassrag.eval.docs_questions import load_questions
+from glassrag.retrieval.integrity import check
 from glassrag.settings import MAX_TOP_K
-from glassrag.store.integrity import check
 
 # (example, what is ingested, the questions asked of it)
 EXAMPLES_ASKED = [

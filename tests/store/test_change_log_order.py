@@ -13,8 +13,8 @@ from pathlib import Path
 
 from conftest import postgres_kb_dir, write_jsonl
 from glassrag import KnowledgeBase
+from glassrag.retrieval.integrity import check
 from glassrag.store.database import Store, now
-from glassrag.store.integrity import check
 from glassrag.store.postgres import PostgresConnection
 
 
