@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import write_jsonl
 from glassrag import KnowledgeBase
+from llm_fixtures import stub as stub  # noqa: F401 - the env-pointing fixture, shared
 from llm_stub import Reply
-from test_ask_llm import stub as stub  # noqa: F401 - the env-pointing fixture, shared
 
 # "put", "bike" and "workday" occur in no document; the rewritten query's words do.
 QUESTION = "Where do I put my bike during the workday?"

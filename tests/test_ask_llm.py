@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,12 @@ from typer.testing import CliRunner
 from conftest import EXAMPLES, init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.interfaces.cli.main import app
+from llm_fixtures import stub as stub  # noqa: F401 - the fixture
 from llm_stub import Reply, StubLLM, answer_json, citing
 from support_cases import load_cases, run_cases, summary
 
 REFUND = ("Learners can ask for a refund within 14 days of enrolling, as long as they have "
           "finished less than 20 percent of the course.")
-
-
-@pytest.fixture
-def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[StubLLM]:
-    with StubLLM() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_MODEL", "stub-model")
-        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        yield server
 
 
 @pytest.fixture

@@ -164,7 +164,7 @@ def test_eval_beir_and_compare(run) -> None:
 def test_eval_keeps_and_reuses_the_kb_given_with_kb(run, tmp_path: Path) -> None:
     """`--kb DIR eval --beir/--qa` builds the benchmark's knowledge base in DIR and reuses it
     (no second ingest or embedding); a knowledge base holding other documents is refused."""
-    from test_evaluate import qa_set
+    from evaluate_fixtures import qa_set
 
     root = qa_set(tmp_path / "qa")  # a BEIR-layout set with answers: serves --beir and --qa
     kept = str(tmp_path / "bench-kb")

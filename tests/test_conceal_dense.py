@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from glassrag.vectors.index import HnswParams, VectorIndex
-from test_vectors import TEN, clustered_rows
+from vector_fixtures import TEN, clustered_rows
 
 
 def _top(index: VectorIndex, q: np.ndarray, exact: bool) -> list[int]:

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conceal_fixtures import ALICE, EMBEDDER, P0
 from conftest import init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.interfaces.cli.main import app
 
-EMBEDDER = "hash:64"
 PUBLIC = [
     {"doc_id": "refund-policy", "title": "Refund policy", "source": "policy/refunds.md",
      "roles": ["public"],
@@ -69,8 +69,6 @@ MODES: list[tuple[str, dict[str, Any]]] = [
     ("bm25", {}), ("bm25", {"rerank": "lexical"}), ("hybrid", {"embedder": EMBEDDER}),
     ("dense", {"embedder": EMBEDDER}), ("overlap", {}),
 ]
-P0 = Principal("p0")
-ALICE = Principal("alice", roles=["employee"])
 _TRACE_ID = re.compile(r"tr_[0-9a-f]{16}")
 
 

@@ -20,14 +20,14 @@ import pytest
 
 from conftest import write_jsonl
 from dense_fixtures import minilm, minilm_path  # noqa: F401 - fixtures of the model tier
+from embedder_fixtures import Stub, api, stub, vectors_body  # noqa: F401 - stub is a fixture
 from glassrag import KnowledgeBase, Principal
 from glassrag.dense.embedders import parse_embedder
 from glassrag.dense.embeddings import embedding_text
 from glassrag.dense.local_models import E5Embedder, SentenceTransformerEmbedder
 from glassrag.dense.openai_embedder import OpenAIEmbedder
 from glassrag.errors import InvalidInput, MissingExtra
-from test_embedders import Stub, api, stub, vectors_body  # noqa: F401 - stub is a fixture
-from test_leak import PRINCIPALS, QUERIES, SECRETS, _check, build_leak_kb
+from leak_fixtures import PRINCIPALS, QUERIES, SECRETS, _check, build_leak_kb
 
 E5 = "e5:multilingual-e5-small"
 

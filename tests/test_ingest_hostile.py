@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from glassrag import KnowledgeBase
 from glassrag.interfaces.cli.main import app
-from test_hidden_content import PAGE
+from hidden_content_fixtures import PAGE
 
 BAD = {
     "leap.md": "---\ndate: 2023-02-29\n---\nLeap day notes.\n",

@@ -19,23 +19,13 @@ from glassrag import KnowledgeBase, Principal  # noqa: E402
 from glassrag.errors import GlassragError  # noqa: E402
 from glassrag.interfaces.mcp import TOOL_NAMES, build_server, header_caller, token_caller  # noqa: E402,E501
 from glassrag.store.bearer_tokens import TokenReader, create_token  # noqa: E402
-from test_leak import PRINCIPALS, QUERIES, UNSEARCHABLE, _check, build_leak_kb  # noqa: E402
+from leak_fixtures import PRINCIPALS, QUERIES, UNSEARCHABLE, _check, build_leak_kb  # noqa: E402
+from mcp_fixtures import _run
 
 
 @pytest.fixture(scope="module")
 def leak_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_leak_kb(tmp_path_factory.mktemp("mcp"))
-
-
-def _run(kb_dir: Path, principal: Principal, calls: list[tuple[str, dict[str, Any]]]) -> Any:
-    async def go() -> Any:
-        with KnowledgeBase.open(kb_dir) as kb:
-            async with Client(build_server(kb, principal)) as client:
-                tools = await client.list_tools()
-                results = [await client.call_tool(name, args) for name, args in calls]
-                return tools, results
-
-    return anyio.run(go)
 
 
 def test_tools_and_strict_schemas(leak_dir: Path) -> None:

@@ -27,8 +27,8 @@ from mcp import Client, MCPError, StdioServerParameters  # noqa: E402
 
 from glassrag import KnowledgeBase  # noqa: E402
 from glassrag.store.bearer_tokens import create_token, revoke_token  # noqa: E402
-from test_leak import PRINCIPALS as LEAK_PRINCIPALS  # noqa: E402
-from test_leak import _check, build_leak_kb  # noqa: E402
+from leak_fixtures import PRINCIPALS as LEAK_PRINCIPALS  # noqa: E402
+from leak_fixtures import _check, build_leak_kb  # noqa: E402
 
 HR_DOCS = {f"secretdoc-hr-{n}" for n in range(3)}
 SEARCH = ("search_knowledge_base", {"query": "zebracanary", "top_k": 50})

@@ -20,10 +20,10 @@ from glassrag import KnowledgeBase, Principal  # noqa: E402
 from glassrag.interfaces.http.app import create_app  # noqa: E402
 from glassrag.pipeline import REFUSALS  # noqa: E402
 from glassrag.store.bearer_tokens import create_token  # noqa: E402
+from leak_fixtures import PRINCIPALS, QUERIES, _check, build_leak_kb  # noqa: E402
 from live_server import LiveServer  # noqa: E402
+from llm_fixtures import stub as stub  # noqa: E402,F401  (the fixture)
 from llm_stub import Reply, StubLLM, answer_json  # noqa: E402
-from test_ask_llm import stub as stub  # noqa: E402,F401  (the fixture)
-from test_leak import PRINCIPALS, QUERIES, _check, build_leak_kb  # noqa: E402
 
 REFUNDS = "How many days do learners have for refunds?"
 ROADMAP = "What is the private beta roadmap for Q4?"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import conceal_fixtures
 import test_conceal_differential as differential
 import test_leak
 from conftest import init_kb_with, write_jsonl
@@ -103,7 +104,7 @@ def _conceal_kb(root: Path, name: str, batches: list[list[dict]], backend: str) 
         assert isinstance(kb.lexical, QdrantIndex)
         for n, batch in enumerate(batches):
             report = kb.ingest([write_jsonl(root / f"{name}-{n}.jsonl", batch)],
-                               embedder=differential.EMBEDDER)
+                               embedder=conceal_fixtures.EMBEDDER)
             assert report.failed == [] and report.added == len(batch)
         assert kb.status()["index"]["avgdl_scope"] == "fixed"
     return kb_dir
@@ -122,7 +123,7 @@ def kbs(request: pytest.FixtureRequest,
         drop_collections(kb_dir)
 
 
-@pytest.mark.parametrize("principal", [differential.P0, differential.ALICE],
+@pytest.mark.parametrize("principal", [conceal_fixtures.P0, conceal_fixtures.ALICE],
                          ids=lambda p: p.principal_id)
 def test_conceal_python_output_is_identical_without_hidden_documents(
         kbs: dict[str, Path], principal: Principal) -> None:
@@ -138,7 +139,7 @@ def test_conceal_orders_equal_scores_by_doc_id(kbs: dict[str, Path]) -> None:
     differential.test_equal_scores_are_ordered_by_doc_id(kbs)
 
 
-@pytest.mark.parametrize("principal", [differential.P0, differential.ALICE],
+@pytest.mark.parametrize("principal", [conceal_fixtures.P0, conceal_fixtures.ALICE],
                          ids=lambda p: p.principal_id)
 def test_conceal_http_output_is_identical_without_hidden_documents(
         kbs: dict[str, Path], principal: Principal) -> None:
@@ -149,8 +150,8 @@ def test_conceal_scores_with_readable_statistics(kbs: dict[str, Path]) -> None:
     # The same chunk, asked by the same public principal, scores the same whatever else is
     # hidden in the collection; an admin is scored with the whole collection's statistics.
     with KnowledgeBase.open(kbs["full"]) as full, KnowledgeBase.open(kbs["p0"]) as alone:
-        seen = full.search("refund days", principal=differential.P0).hits
-        truth = alone.search("refund days", principal=differential.P0).hits
+        seen = full.search("refund days", principal=conceal_fixtures.P0).hits
+        truth = alone.search("refund days", principal=conceal_fixtures.P0).hits
         assert [(h.chunk.chunk_id, h.score) for h in seen] == \
             [(h.chunk.chunk_id, h.score) for h in truth]
         admin = {h.chunk.chunk_id: h.score for h in full.search(

@@ -15,7 +15,7 @@ from glassrag import KnowledgeBase
 from glassrag.dense import embedders
 from glassrag.records import Status
 from qdrant_support import drop_collections, qdrant_kb_dir
-from test_request_path import DOCS, SLOW, WAIT, GatedEmbedder
+from request_path_fixtures import DOCS, SLOW, WAIT, GatedEmbedder
 
 pytest_plugins = ["qdrant_fixtures"]
 

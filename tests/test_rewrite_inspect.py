@@ -26,7 +26,7 @@ from rewrite_fixtures import (
     rewrite_reply,
 )
 from rewrite_fixtures import stub as stub  # noqa: F401  (the fixture)
-from test_rewrite_leak import NOBODY, _clean
+from rewrite_leak_fixtures import NOBODY, _clean
 
 runner = CliRunner()
 LUNCH_QUESTION = "When does the canteen serve lunch?"

@@ -5,19 +5,16 @@ disclosure policy allows."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from glassrag import Principal
 from glassrag.interfaces.cli.main import app
 from llm_stub import Reply, StubLLM, answer_json
 from rewrite_fixtures import (
     CAGE_QUESTION,
     CAGE_REWRITTEN,
-    CANARIES,
     QUESTION,
     QUOTE,
     REWRITTEN,
@@ -25,14 +22,7 @@ from rewrite_fixtures import (
     rewrite_reply,
 )
 from rewrite_fixtures import stub as stub  # noqa: F401  (the fixture)
-
-NOBODY = Principal("p0")  # no roles beyond public
-
-
-def _clean(value: object) -> None:
-    dumped = json.dumps(value, ensure_ascii=False, default=str)
-    for canary in CANARIES:
-        assert canary not in dumped
+from rewrite_leak_fixtures import NOBODY, _clean
 
 
 @pytest.mark.parametrize("disclosure", ["disclose", "conceal"])

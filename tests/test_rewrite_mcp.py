@@ -12,6 +12,7 @@ pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
 
 from glassrag import KnowledgeBase  # noqa: E402
 from llm_stub import Reply, StubLLM, answer_json  # noqa: E402
+from mcp_fixtures import _run  # noqa: E402
 from rewrite_fixtures import (  # noqa: E402
     CAGE_QUESTION,
     CAGE_REWRITTEN,
@@ -22,8 +23,7 @@ from rewrite_fixtures import (  # noqa: E402
     rewrite_reply,
 )
 from rewrite_fixtures import stub as stub  # noqa: E402,F401  (the fixture)
-from test_mcp import _run  # noqa: E402
-from test_rewrite_leak import NOBODY, _clean  # noqa: E402
+from rewrite_leak_fixtures import NOBODY, _clean  # noqa: E402
 
 
 def _stage(kb_dir: Path, result: Any) -> dict[str, Any]:

@@ -29,8 +29,8 @@ from rewrite_fixtures import (  # noqa: E402
     rewrite_reply,
 )
 from rewrite_fixtures import stub as stub  # noqa: E402,F401  (the fixture)
-from test_rewrite_leak import NOBODY, _clean  # noqa: E402
-from test_server import _auth, _error_shape  # noqa: E402
+from rewrite_leak_fixtures import NOBODY, _clean  # noqa: E402
+from server_fixtures import _auth, _error_shape  # noqa: E402
 
 ANSWER = answer_json("answered", "Behind the east entrance.", [("C1", QUOTE)])
 

@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from glassrag import KnowledgeBase, Principal  # noqa: E402
 from glassrag.interfaces.http.app import create_app  # noqa: E402
 from glassrag.store.bearer_tokens import create_token, revoke_token  # noqa: E402
-from test_leak import (  # noqa: E402
+from leak_fixtures import (  # noqa: E402
     PRINCIPALS,
     QUERIES,
     SECRETS,
@@ -29,19 +29,10 @@ from test_leak import (  # noqa: E402
     _check,
     build_leak_kb,
 )
+from server_fixtures import ADMIN, _auth, _error_shape
 
-ADMIN = Principal("root", admin=True)
 # The Host the test client sends: a loopback name, as the server accepts by default.
 LOCAL = "http://127.0.0.1"
-
-
-def _error_shape(response, status: int) -> dict:  # type: ignore[no-untyped-def]
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"}
-    assert {"code", "message", "status"} <= set(body["error"])
-    assert body["error"]["status"] == status
-    return body["error"]
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +49,6 @@ def server(leak_dir: Path) -> Iterator[tuple[TestClient, dict[str, str]]]:
                   for p in [*PRINCIPALS, ADMIN]}
     with TestClient(app, base_url=LOCAL) as client:
         yield client, tokens
-
-
-def _auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 # -- routes --------------------------------------------------------------------------------

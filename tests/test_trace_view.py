@@ -15,9 +15,9 @@ import pytest
 
 from conftest import init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
+from llm_fixtures import stub as stub  # noqa: F401 - the env-pointing fixture
 from llm_stub import Reply, StubLLM, answer_json
 from rewrite_fixtures import rewrite_reply
-from test_ask_llm import stub as stub  # noqa: F401 - the env-pointing fixture
 
 QUESTION = "How many days do learners have for a refund?"
 QUOTE = "Learners may ask for a refund within 14 days of purchase."

@@ -12,6 +12,7 @@ import pytest
 from conftest import top_rows
 from glassrag.errors import InvalidInput
 from glassrag.vectors.index import HnswParams, VectorIndex, VectorRows
+from vector_fixtures import FORTY, TEN, clustered_rows
 
 # Role-set ids as the store numbers them (rolesets.id); 7, 11, 12, 20 on purpose: not 0..n.
 PUBLIC, EMPLOYEE, FINANCE, BOTH = 7, 11, 12, 20
@@ -174,25 +175,6 @@ def test_damaged_state_means_rebuild(tmp_path: Path, rows: VectorRows) -> None:
     (directory / "state.json").write_text("{not json")
     assert VectorIndex.load(directory) is None
 
-
-TEN, FORTY, REST = 1, 2, 3
-
-
-def clustered_rows(n: int, dim: int, seed: int = 0) -> tuple[VectorRows, np.ndarray]:
-    """Clustered vectors whose roles follow the cluster (a department writes about its own
-    topics): the case where a filter removes the query's whole neighbourhood and filtered
-    HNSW alone loses recall."""
-    rng = np.random.default_rng(seed)
-    centers = rng.standard_normal((100, dim)).astype(np.float32)
-    label = rng.integers(0, len(centers), n)
-    vectors = centers[label] + 0.7 * rng.standard_normal((n, dim)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    share = rng.random(len(centers))[label]  # one draw per cluster
-    sets = np.where(share < 0.1, TEN, np.where(share < 0.5, FORTY, REST))
-    queries = centers[rng.integers(0, len(centers), 60)]
-    queries = queries + 0.7 * rng.standard_normal(queries.shape).astype(np.float32)
-    return VectorRows(np.arange(n, dtype=np.int64), [f"d{i}" for i in range(n)], sets,
-                      vectors), queries
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from glassrag import KnowledgeBase, Principal
 from glassrag.audit.why_not import why_not
 from glassrag.interfaces.cli.main import app
-from test_leak import PRINCIPALS, SECRETS, _check, build_leak_kb
+from leak_fixtures import PRINCIPALS, SECRETS, _check, build_leak_kb
 
 QUESTIONS = ["What is the private beta roadmap for Q4?",
              "zebracanary textcanaryemployee0 secrettitle sourcecanary0",

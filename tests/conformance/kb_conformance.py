@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from configurations import CONFIGURATIONS, EMBEDDED, Configuration
 
+import leak_fixtures
 import test_leak as leak
 from conftest import EXAMPLES, write_jsonl
 from glassrag import KnowledgeBase, Principal
@@ -163,7 +164,7 @@ class KnowledgeBaseConformance:
                 tmp_path_factory: pytest.TempPathFactory) -> Path:
         root = tmp_path_factory.mktemp(f"leak-{configuration.name.replace('+', '-')}")
         configuration.new_kb_dir(request, root / "kb")
-        return leak.build_leak_kb(root)
+        return leak_fixtures.build_leak_kb(root)
 
     # -- the same answers ------------------------------------------------------------------
     @pytest.mark.parametrize("example", [e[0] for e in EXAMPLES_ASKED])
@@ -187,7 +188,7 @@ class KnowledgeBaseConformance:
                 kb.ingest([EXAMPLES / "workshop" / "documents.jsonl"], embedder="hash:64")
                 found = []
                 for mode in ("dense", "hybrid"):
-                    for query in leak.QUERIES[:4]:
+                    for query in leak_fixtures.QUERIES[:4]:
                         result = kb.search(query, mode=mode, top_k=5).to_dict()
                         result.pop("took_ms")
                         found.append(result)
@@ -221,7 +222,7 @@ class KnowledgeBaseConformance:
             hits = kb.search("same words", mode=mode, top_k=3).hits
             assert [h.chunk.doc_id for h in hits] == ["t1", "t2", "t3"], mode
 
-    @pytest.mark.parametrize("principal", leak.PRINCIPALS, ids=lambda p: p.principal_id)
+    @pytest.mark.parametrize("principal", leak_fixtures.PRINCIPALS, ids=lambda p: p.principal_id)
     def test_nothing_leaks_through_python_or_the_cli(self, leak_kb: Path, principal: Principal,
                                                      tmp_path: Path) -> None:
         leak.test_python_api_never_leaks(leak_kb, principal)
@@ -237,6 +238,7 @@ class KnowledgeBaseConformance:
         pytest.importorskip("fastapi", reason="the [server] extra is not installed")
         from fastapi.testclient import TestClient
 
+        import server_fixtures
         import test_server as http
         from glassrag.interfaces.http.app import create_app
         from glassrag.store.bearer_tokens import create_token
@@ -245,9 +247,9 @@ class KnowledgeBaseConformance:
         kb = app.state.kb
         with kb.lock:
             tokens = {p.principal_id: create_token(kb.store, p.principal_id, p.roles, p.admin)
-                      for p in [*leak.PRINCIPALS, http.ADMIN]}
+                      for p in [*leak_fixtures.PRINCIPALS, server_fixtures.ADMIN]}
         with TestClient(app, base_url="http://127.0.0.1") as client:
-            for principal in leak.PRINCIPALS:
+            for principal in leak_fixtures.PRINCIPALS:
                 http.test_http_never_leaks((client, tokens), principal)
             http.test_secrets_reach_their_readers_over_http((client, tokens))
 
@@ -255,7 +257,7 @@ class KnowledgeBaseConformance:
         pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
         import test_mcp as mcp
 
-        for principal in leak.PRINCIPALS:
+        for principal in leak_fixtures.PRINCIPALS:
             mcp.test_mcp_never_leaks(leak_kb, principal)
 
     # -- the truth and its indexes ---------------------------------------------------------
