@@ -1,5 +1,6 @@
 """``ask``, top to bottom: validate -> retrieve (roles inside) -> rewrite (optional: the
-rewritten query retrieved too, fused) -> decide (or leave it to the model) -> answer ->
+rewritten query retrieved too, fused) -> status and extractive draft (or both left to the
+model) -> answer ->
 verify -> disclose -> trace. Each stage is a plain function call with a typed result, timed.
 
 Search, inspect and dry-run share its first stages: every read is one :class:`Request`, built
@@ -167,7 +168,7 @@ def retrieve_with_rewrite(store: Store, lexical: SearchIndex, req: Request,
     return found, stage
 
 
-def decide(question: str, found: Retrieval, settings: AnswerSettings,
+def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
            dense: DenseRetriever | None = None, min_score: float | None = None,
            ) -> tuple[str, Draft | None]:
     """The true status before any answer is shown: answer only from permitted evidence.
@@ -211,7 +212,7 @@ def decide_or_defer(req: Request, found: Retrieval, settings: AnswerSettings,
     embeds every candidate sentence). What ask does, and what dry-run reports."""
     if llm is not None and found.hits:
         return None, None
-    status, draft = decide_with_rewrite(req, found, settings, rewrite)
+    status, draft = status_and_draft_with_rewrite(req, found, settings, rewrite)
     return Status(status), draft
 
 
@@ -295,17 +296,18 @@ def _model_status(req: Request, found: Retrieval, settings: AnswerSettings,
         else NO_EVIDENCE
 
 
-def decide_with_rewrite(req: Request, found: Retrieval, settings: AnswerSettings,
-                        rewrite: RewriteStage) -> tuple[str, Draft | None]:
-    """decide() for the question, then for the rewritten query if the question's own words
-    are not covered: a paraphrase shares few words with the chunk that answers it, and the
-    rewrite is what found that chunk. The answer is still verbatim and verified; a model
-    answerer is always given the user's question, never the rewrite."""
+def status_and_draft_with_rewrite(req: Request, found: Retrieval, settings: AnswerSettings,
+                                  rewrite: RewriteStage) -> tuple[str, Draft | None]:
+    """:func:`status_and_draft` for the question, then for the rewritten query if the
+    question's own words are not covered: a paraphrase shares few words with the chunk that
+    answers it, and the rewrite is what found that chunk. The answer is still verbatim and
+    verified; a model answerer is always given the user's question, never the rewrite."""
     min_score = req.min_score
-    status, draft = decide(req.question, found, settings, req.dense, min_score)
+    status, draft = status_and_draft(req.question, found, settings, req.dense, min_score)
     if status == ANSWERED or rewrite.query is None:
         return status, draft
-    second, second_draft = decide(rewrite.query, found, settings, req.dense, min_score)
+    second, second_draft = status_and_draft(rewrite.query, found, settings, req.dense,
+                                            min_score)
     if second == ANSWERED:
         return second, second_draft
     return (BLOCKED if BLOCKED in (status, second) else status), None

@@ -188,7 +188,7 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
             kb._sync()
             found = run_retrieval(kb.store, kb.lexical, req)
         settings = kb.settings.answer
-        # What decide() refuses whatever the thresholds swept here: a name no readable
+        # What status_and_draft() refuses whatever the thresholds swept here: a name no readable
         # document mentions, dense evidence that does not stand out ([dense] min_margin).
         hits = list(found.hits) if found.dense_stands_out and not found.unknown_names else []
         out.hits = [h.chunk.chunk_id for h in hits]
@@ -266,8 +266,9 @@ def _semantic(question: DocsQuestion, hit: Hit, hits: Sequence[Hit], embedder: A
 
 
 def outcome(s: Signals, coverage: float, cosine: float | None, mode: str) -> Row:
-    """The judged row the decision would produce at these thresholds (pipeline.decide's
-    order: the extractive draft first, then the semantic fallback among close hits)."""
+    """The judged row the decision would produce at these thresholds, in the order of
+    :func:`glassrag.pipeline.status_and_draft`: the extractive draft first, then the
+    semantic fallback among close hits."""
     if s.error is not None or not s.hits:
         return s.refused
     keep = list(range(len(s.hits)))
