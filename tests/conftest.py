@@ -19,7 +19,10 @@ if TYPE_CHECKING:
     from glassrag.vectors.index import VectorIndex
 
 EXAMPLES = examples_dir()
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+TESTS = Path(__file__).resolve().parent  # tests/, whose folders follow the package layout
+REPO = TESTS.parent
+TEST_DATA = TESTS / "data"
+SHARED = REPO.parent / "shared"
 
 
 @pytest.fixture(autouse=True)

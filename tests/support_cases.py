@@ -6,7 +6,7 @@ of the evidence block that holds it, so every case runs through the real ``kb.as
 retrieval, the prompt, the reply parser, the verifier and the answer-support checks. A
 faithful case should come back ``answered``; a hostile one must not.
 
-Used by ``tests/test_ask_llm.py`` (the bundled examples) and by
+Used by ``tests/answer/test_ask_llm.py`` (the bundled examples) and by
 ``benchmarks/bench_support.py`` (those plus two documentation corpora).
 """
 

@@ -1,7 +1,7 @@
 """Consistency checks between SQLite (the truth) and the search index derived from it
 (Tantivy, or the Qdrant collection with ``[index] backend = "qdrant"``).
 
-Used after crashes and concurrent writers (tests/test_crash.py, benchmarks/crash_trials.py):
+Used after crashes and concurrent writers (tests/ingest/test_crash.py, benchmarks/crash_trials.py):
 an empty list means the knowledge base is whole: every stored chunk is indexed exactly once,
 nothing else is indexed, every document has its chunks, its text and its version's record.
 """

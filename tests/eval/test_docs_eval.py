@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, write_jsonl
+from conftest import EXAMPLES, TEST_DATA, write_jsonl
 from glassrag import KnowledgeBase
 from glassrag.errors import InvalidInput
 from glassrag.eval.docs import percentile, run_docs_eval
@@ -31,7 +31,7 @@ from glassrag.eval.docs_questions import (
     path_matches,
 )
 
-DATA = Path(__file__).parent / "data" / "docs_eval"
+DATA = TEST_DATA / "docs_eval"
 QUESTIONS = DATA / "questions.jsonl"
 DOCS = DATA / "docs"
 

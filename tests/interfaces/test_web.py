@@ -22,13 +22,13 @@ pytest.importorskip("uvicorn", reason="the [server] extra is not installed")
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
-from conftest import EXAMPLES  # noqa: E402
+from conftest import EXAMPLES, TESTS  # noqa: E402
 from glassrag import KnowledgeBase  # noqa: E402
 from glassrag.interfaces.http.app import create_app  # noqa: E402
 from glassrag.store.bearer_tokens import create_token  # noqa: E402
 from live_server import LiveServer  # noqa: E402
 
-ARTIFACTS = Path(__file__).parent / "artifacts"
+ARTIFACTS = TESTS / "artifacts"
 CONSOLE_ERRORS: list[str] = []
 HOSTILE = """Visitors park their cars on level 3 of the north garage.
 <script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">

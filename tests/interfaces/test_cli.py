@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, REPO
 from glassrag import KnowledgeBase
 from glassrag.interfaces.cli.main import app
 
@@ -201,7 +201,7 @@ def test_every_documented_command_is_registered() -> None:
 
     from glassrag.interfaces.cli.main import app
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
     table = readme.split("### Commands", 1)[1].split("\n#", 1)[0]
     documented = set(re.findall(r"^\| `([a-z-]+)", table, flags=re.M))
     registered = set(get_command(app).commands)  # type: ignore[attr-defined]

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TEST_DATA
 from glassrag.errors import InvalidInput
 from glassrag.eval.docs import run_docs_eval
 from glassrag.eval.docs_questions import load_questions
 from glassrag.eval.refusal_calibration import SCORED, calibrate
 
-DATA = Path(__file__).parent / "data" / "docs_eval"
+DATA = TEST_DATA / "docs_eval"
 QUESTIONS = DATA / "questions.jsonl"
 DOCS = DATA / "docs"
 

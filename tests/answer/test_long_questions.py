@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_jsonl
+from conftest import TEST_DATA, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.errors import InvalidInput
 from glassrag.eval.beir import run_beir
@@ -139,7 +139,7 @@ def test_docs_eval_asks_long_questions_and_reports_what_it_cannot(tmp_path: Path
 
 
 def test_a_case_that_cannot_be_asked_fails_alone(kb) -> None:
-    kb.ingest([Path(__file__).parent / "data" / "docs_eval" / "docs" / "greenhouse"])
+    kb.ingest([TEST_DATA / "docs_eval" / "docs" / "greenhouse"])
     cases = [EvalCase("bad", "?!", (), "answered"),
              EvalCase("good", "What is the valve timeout?", (), "answered")]
     report = run_cases(kb, cases)

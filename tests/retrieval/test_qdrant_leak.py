@@ -1,6 +1,6 @@
 """The leak tests on the Qdrant index: the canary documents of tests/test_leak.py through
 the Python API (every mode, dense and hybrid included) and HTTP; and under ``conceal`` the
-differential test of tests/test_conceal_differential.py (byte-identical output with and
+differential test of tests/retrieval/test_conceal_differential.py (byte-identical output with and
 without hidden documents, Python API and HTTP)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import test_conceal_differential as differential
 
 import conceal_fixtures
-import test_conceal_differential as differential
 import test_leak
 from conftest import init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
@@ -67,7 +67,7 @@ def test_secrets_are_findable_by_their_readers(leak_dir: Path) -> None:
 
 @pytest.fixture(scope="module")
 def server(leak_dir: Path) -> Iterator[tuple[object, dict[str, str]]]:
-    """tests/test_server.py's server fixture, on the Qdrant knowledge base."""
+    """tests/interfaces/test_server.py's server fixture, on the Qdrant knowledge base."""
     pytest.importorskip("fastapi", reason="the [server] extra is not installed")
     from fastapi.testclient import TestClient
 

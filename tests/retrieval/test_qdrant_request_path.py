@@ -1,6 +1,6 @@
 """The request path on the Qdrant index: the knowledge base's lock is held around store and
 Qdrant access only, never while a model embeds a query (as for the embedded index, see
-tests/test_request_path.py)."""
+tests/retrieval/test_request_path.py)."""
 
 from __future__ import annotations
 

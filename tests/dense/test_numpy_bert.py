@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import dense_fixtures
-from conftest import EXAMPLES
+from conftest import EXAMPLES, REPO
 from glassrag.dense import bert_numpy
 from glassrag.dense.bert_numpy import NumpyBert, unsupported
 from glassrag.dense.blas_threads import blas_single_threaded
@@ -27,7 +27,7 @@ from glassrag.dense.local_models import SentenceTransformerEmbedder, bundled_mod
 from glassrag.dense.safetensors_map import map_tensors
 from glassrag.errors import EmbeddingError, InvalidInput, MissingExtra
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 minilm_path = dense_fixtures.minilm_path  # skips without sentence-transformers or the model
 
 EDGE_CASES = [

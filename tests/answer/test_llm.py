@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conftest import TEST_DATA
 from glassrag import KnowledgeBase
 from glassrag.answer.verify import verify
 from glassrag.errors import InvalidInput, MissingExtra
@@ -34,7 +35,7 @@ from glassrag.llm.prompt import (
 from glassrag.records import Chunk, Draft, Hit, Verification
 from llm_stub import Reply, StubLLM, answer_json
 
-DATA = Path(__file__).parent / "data" / "llm"
+DATA = TEST_DATA / "llm"
 REFUND = ("Refund requests are accepted within 14 days of enrollment when the learner has "
           "completed less than 20 percent of the course. Approved refunds are returned to the "
           "original payment method within 5 business days.")
