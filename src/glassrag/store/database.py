@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -180,6 +180,9 @@ class Store:
         # search's hits touches a few random pages per hit (about 15% of that time).
         self.db.execute("PRAGMA mmap_size=1073741824")
         self._migrate()
+        # Role sets and the last change, read by every search, kept while the database is
+        # unchanged: {name: (version when read, value)} (see _version).
+        self._kept: dict[str, tuple[tuple[int, int], Any]] = {}
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -369,7 +372,9 @@ class Store:
         if not rowids:
             return {}
         marks = ",".join("?" * len(rowids))
-        rows = self.db.execute(
+        cursor = self.db.cursor()
+        cursor.row_factory = None  # plain tuples: cheaper than sqlite3.Row, read by position
+        rows = cursor.execute(
             f"SELECT {_CHUNK_COLUMNS}, c.tokens FROM chunks c JOIN documents d USING (doc_id)"
             f" WHERE c.id IN ({marks})",
             list(rowids),
@@ -411,9 +416,33 @@ class Store:
                 f"{sql} WHERE c.doc_id IN ({','.join('?' * len(part))})", part
             )
 
+    def _version(self) -> tuple[int, int]:
+        """Moves whenever the database may have changed: ``PRAGMA data_version`` when any
+        other connection (another process, another KnowledgeBase) commits, the
+        connection's ``total_changes`` when it writes itself. One statement, cheaper than
+        the reads it saves."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
+
+    def _kept_value(self, name: str, read: Callable[[], Any]) -> Any:
+        """``read()``, or the value it gave while the database has not changed since.
+
+        Inside a transaction the value is read and not kept: it may yet be rolled back.
+        """
+        if self.db.in_transaction:
+            return read()
+        version = self._version()
+        kept = self._kept.get(name)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        value = read()
+        self._kept[name] = (version, value)
+        return value
+
     def rolesets(self) -> dict[int, tuple[str, ...]]:
-        return {r[0]: tuple(json.loads(r[1]))
-                for r in self.db.execute("SELECT id, roles FROM rolesets")}
+        """{role-set id: roles} (a copy: callers may change it)."""
+        return dict(self._kept_value("rolesets", lambda: {
+            r[0]: tuple(json.loads(r[1]))
+            for r in self.db.execute("SELECT id, roles FROM rolesets")}))
 
     def changes_since(self, seq: int) -> list[tuple[int, str, str]]:
         return [
@@ -424,8 +453,9 @@ class Store:
         ]
 
     def last_seq(self) -> int:
-        row = self.db.execute("SELECT MAX(seq) FROM changes").fetchone()
-        return int(row[0] or 0)
+        """The change log's last sequence number (0 when empty)."""
+        return int(self._kept_value("last_seq", lambda: int(
+            self.db.execute("SELECT MAX(seq) FROM changes").fetchone()[0] or 0)))
 
     def counts(self) -> dict[str, int]:
         one = self.db.execute
