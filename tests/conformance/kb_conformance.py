@@ -236,10 +236,10 @@ class KnowledgeBaseConformance:
 
     def test_nothing_leaks_over_http(self, leak_kb: Path) -> None:
         pytest.importorskip("fastapi", reason="the [server] extra is not installed")
+        import test_server as http
         from fastapi.testclient import TestClient
 
         import server_fixtures
-        import test_server as http
         from glassrag.interfaces.http.app import create_app
         from glassrag.store.bearer_tokens import create_token
 

@@ -245,10 +245,16 @@ def name_terms(text: str) -> list[tuple[str, ...]]:
         else:
             names.append(tuple(_english(word.lower(), _ASCII_WORD_RE)))
     if _CJK_ANY_RE.search(text) is not None:  # a Latin word in CJK text is a name
-        for analyzer, _, tokens in _runs(_normalize(text)):
-            if analyzer == "english":
-                names.extend((t,) for t in tokens if len(t) > 1 and not t.isdigit())
+        tokens = _latin_tokens(_normalize(text))
+        names.extend((t,) for t in tokens if len(t) > 1 and not t.isdigit())
     return list(dict.fromkeys(n for n in names if n))
+
+
+def _latin_tokens(text: str) -> list[str]:
+    """The tokens of ``text``'s runs outside CJK and Hangul script, as :func:`_runs` gives
+    them, without segmenting the CJK runs (with jieba, most of a Chinese query's analysis)."""
+    return [token for cjk, hangul, rest in _RUN_RE.findall(text)
+            if not cjk and not hangul and _WORD_RE.search(rest) for token in _english(rest)]
 
 
 def _runs(text: str) -> list[tuple[str, str, list[str]]]:
