@@ -46,7 +46,7 @@ def test_qdrant_reads_go_on_while_another_querys_embedding_runs(
             # same knowledge base (and its Qdrant collection) still complete.
             dense = pool.submit(gated_qdrant.search, "refunds card", mode="dense").result(WAIT)
             assert dense.hits and dense.hits[0].chunk.doc_id == "refunds"
-            answer = pool.submit(gated_qdrant.ask, "How long do refunds take?",
+            answer = pool.submit(gated_qdrant.ask, "How long do refunds take to reach the card?",
                                  mode="hybrid").result(WAIT)
             assert answer.status == Status.ANSWERED
             assert pool.submit(gated_qdrant.search, "refunds").result(WAIT).hits
