@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from glassrag.errors import NotFound
 from glassrag.records import Principal
 from glassrag.store.database import Store, now
 from glassrag.store.version_access import may_read_version
-from glassrag.trace import Trace
+from glassrag.trace import Trace, TraceEvidence
 
 # What a non-admin reads instead of a failed rewrite's error, which can name the endpoint.
 REWRITE_FAILED = "the rewrite failed, so the question was searched as asked"
@@ -74,17 +74,16 @@ def may_read(store: Store, trace: Trace, principal: Principal) -> bool:
         return True
     if trace.principal.principal_id != principal.principal_id:
         return False
-    return _all_readable(store, {e.doc_id for e in trace.evidence}, principal) and all(
-        may_read_version(store, e.content_hash, e.doc_id, principal) for e in trace.evidence)
+    return all(_evidence_readable(store, e, principal) for e in trace.evidence)
 
 
-def _all_readable(store: Store, doc_ids: Iterable[str], principal: Principal) -> bool:
-    for doc_id in doc_ids:
-        row = store.db.execute("SELECT roles FROM documents WHERE doc_id = ?",
-                               (doc_id,)).fetchone()
-        if row is None or not principal.can_read(json.loads(row[0])):
-            return False
-    return True
+def _evidence_readable(store: Store, evidence: TraceEvidence, principal: Principal) -> bool:
+    # A version check covers the document's current roles too; evidence recorded without
+    # its version (older traces) is checked against the current document only.
+    if evidence.content_hash:
+        return may_read_version(store, evidence.content_hash, evidence.doc_id, principal)
+    doc = store.document(evidence.doc_id)
+    return doc is not None and principal.can_read(doc.roles)
 
 
 def listing(store: Store, principal: Principal | None, limit: int = 20) -> list[dict[str, Any]]:
