@@ -293,8 +293,23 @@ def _identifier_text(text: str) -> str:
     character casefolded (``ß`` is ``ss``, as in the words around it) while ASCII letters
     keep their case, which camelCase needs."""
     text = unicodedata.normalize("NFKC", text)
-    folded = "".join(c if c.isascii() else c.casefold() for c in text)
-    return unicodedata.normalize("NFKC", folded)
+    folded = text.translate(_NON_ASCII_FOLDS)
+    return text if folded == text else unicodedata.normalize("NFKC", folded)
+
+
+class _NonAsciiFolds(dict[int, int | str]):
+    """A :meth:`str.translate` table that casefolds non-ASCII characters, filled as
+    characters are met (each is folded once per process, not once per occurrence)."""
+
+    def __missing__(self, code: int) -> int | str:
+        char = chr(code)
+        folded = char if code < 128 else char.casefold()
+        value: int | str = code if folded == char else folded
+        self[code] = value
+        return value
+
+
+_NON_ASCII_FOLDS = _NonAsciiFolds()
 
 
 # Questions repeat (people ask again, evaluations and benchmarks re-run their question
