@@ -22,7 +22,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
 from glassrag import observe
-from glassrag.errors import needs_extra
+from glassrag.errors import MissingExtra, needs_extra
 from glassrag.kb import KnowledgeBase
 from glassrag.records import STATUSES
 from glassrag.store.database import Store
@@ -39,7 +39,8 @@ class Recorder:
     """The metrics of one knowledge base, fed by :mod:`glassrag.observe`."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
-        from prometheus_client import CollectorRegistry, Counter, Histogram
+        with needs_extra("server", "prometheus-client"):
+            from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self.kb = kb
         self.registry = CollectorRegistry()
@@ -105,19 +106,20 @@ class _Levels:
 def router(kb: KnowledgeBase, who: Callable[..., Any], admin: Callable[..., Any]) -> APIRouter:
     """``/metrics`` for ``kb`` (``who`` is unused: the route is for admins only)."""
     routes = APIRouter(tags=["meta"])
+    recorder: Recorder | None = None
+    missing: MissingExtra | None = None
     try:
-        recorder: Recorder | None = Recorder(kb)
-    except ImportError:
-        recorder = None
+        recorder = Recorder(kb)
+    except MissingExtra as exc:  # the server runs without metrics; /metrics says why
+        missing = exc
     # Held by the route, so the recorder lives as long as the app (observe keeps it weakly).
 
     @routes.get("/metrics", response_class=Response)
     def metrics(_: Annotated[Any, Depends(admin)]) -> Response:
         """Prometheus text format (admin token)."""
-        if recorder is None:  # the import fails again here, as the error naming the extra
-            with needs_extra("server", "prometheus-client"):
-                import prometheus_client  # noqa: F401
-            raise RuntimeError("prometheus_client imports now but did not at start-up")
+        if recorder is None:
+            assert missing is not None
+            raise missing.with_traceback(None)  # one stored error; no traceback piles up
         body, content_type = recorder.exposition()
         return Response(body, media_type=content_type)
 
