@@ -244,7 +244,7 @@ class KnowledgeBase:
                         "run `glassrag embed` to finish embedding)"))
             # Qdrant is fed after embedding, so each new point is written with its vector.
             self.lexical.catch_up(self.store)
-            after_ingest(self.store, report, since, paths, options, self.settings)
+            after_ingest(self.store, report, since, paths, options)
         return report
 
     def delete(self, doc_id: str) -> None:

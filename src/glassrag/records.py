@@ -252,6 +252,8 @@ class IngestReport:
     parsers: dict[str, dict[str, int]] = field(default_factory=dict)
     # Files inside ingested directories that were not read, by reason ("unsupported type").
     skipped: dict[str, int] = field(default_factory=dict)
+    # The paths behind ``skipped`` (for the failure log that why-not reads; not reported).
+    skipped_files: list[str] = field(default_factory=list, repr=False)
     # Documents of this run (added, updated or unchanged) that got ``default_roles`` because
     # neither they, a roles rule nor the ingest's roles option named any.
     defaulted_roles: int = 0

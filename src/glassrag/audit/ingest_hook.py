@@ -14,23 +14,20 @@ from typing import Any
 
 from glassrag.audit import failure_log
 from glassrag.audit.stale import count_stale
-from glassrag.ingest.discovery import discover
 from glassrag.observe import ingest_finished
-from glassrag.parsers.readers import is_supported
 from glassrag.records import IngestReport
-from glassrag.settings import Settings
 from glassrag.store.database import Store
 
 
 def after_ingest(store: Store, report: IngestReport, since_seq: int,
-                 paths: Sequence[str | Path], options: Any, settings: Settings) -> None:
+                 paths: Sequence[str | Path], options: Any) -> None:
     """``since_seq``: the change-log position before the ingest began; ``options`` the
     ingest's :class:`~glassrag.ingest.run.IngestOptions`."""
     changed = {doc_id for _, doc_id, _ in store.changes_since(since_seq)}
     report.stale_answers = count_stale(store, changed)
     doc_id_of = _doc_id_finder(paths, options.id_prefix)
     failed = [(f.path, f.error) for f in report.failed if doc_id_of(f.path) is not None]
-    skipped = _skipped_files(paths, options, settings) if report.skipped else []
+    skipped = report.skipped_files
     # With a log already kept, documents that failed before and ingested now leave it.
     if failed or skipped or failure_log.exists(store):
         failure_log.record(store, failure_log.entries_for(failed, skipped, doc_id_of))
@@ -56,16 +53,3 @@ def _doc_id_finder(paths: Sequence[str | Path], prefix: str) -> Callable[[str], 
 
     return doc_id_of
 
-
-def _skipped_files(paths: Sequence[str | Path], options: Any, settings: Settings) -> list[str]:
-    """The files the ingest skipped as an unsupported type: the same walk, keeping what the
-    readers reject (only run when the report counted skipped files)."""
-    include = list(options.include or settings.ingest.include) or None
-    exclude = list(options.exclude or settings.ingest.exclude) or None
-    follow = options.follow_external_links
-    files, _ = discover(
-        [Path(p) for p in paths], include=include, exclude=exclude,
-        follow_external_links=settings.ingest.follow_external_links if follow is None else follow,
-        supported=lambda path: not is_supported(path),
-    )
-    return [str(file) for file, _ in files if not is_supported(file)]

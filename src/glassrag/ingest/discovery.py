@@ -126,6 +126,7 @@ class _Walker:
         self.follow_external_links = follow_external_links
         self.supported = supported
         self.skipped: dict[str, int] = {}
+        self.skipped_paths: list[str] = []
         self.files: list[tuple[Path, Path]] = []
         self.failed: list[FailedInput] = []
         # Real paths of files already returned: the same file reached twice (two arguments,
@@ -162,6 +163,7 @@ class _Walker:
             # Images, stylesheets, Makefile, LICENSE: part of a docs folder, not documents.
             # Counted, not failed; a file named explicitly still fails.
             self.skipped[SKIPPED_UNSUPPORTED] = self.skipped.get(SKIPPED_UNSUPPORTED, 0) + 1
+            self.skipped_paths.append(str(path))
             return
         self._seen_files.add(real)
         self.files.append((path, root))
@@ -219,6 +221,7 @@ def discover(
     follow_external_links: bool = False,
     supported: Callable[[Path], bool] | None = None,
     skipped: dict[str, int] | None = None,
+    skipped_paths: list[str] | None = None,
 ) -> tuple[list[tuple[Path, Path]], list[FailedInput]]:
     """Expand files and directories into ``(file, root)`` pairs, plus per-path failures.
 
@@ -235,8 +238,9 @@ def discover(
     that reached it.
 
     With ``supported``, a file found inside a directory that it rejects is not returned but
-    counted in ``skipped`` by reason (``"unsupported type"``); a file argument is always
-    returned, so the reader can say why it cannot be read.
+    counted in ``skipped`` by reason (``"unsupported type"``), its path added to
+    ``skipped_paths``; a file argument is always returned, so the reader can say why it
+    cannot be read.
     """
     walker = _Walker(include, exclude, follow_external_links, supported)
     for path in paths:
@@ -254,4 +258,6 @@ def discover(
     if skipped is not None:
         for reason, count in walker.skipped.items():
             skipped[reason] = skipped.get(reason, 0) + count
+    if skipped_paths is not None:
+        skipped_paths.extend(walker.skipped_paths)
     return walker.files, walker.failed

@@ -149,7 +149,7 @@ def _run_ingest(
     files, failures = discover(
         [Path(p) for p in paths], include=include, exclude=exclude,
         follow_external_links=settings.ingest.follow_external_links if follow is None else follow,
-        supported=is_supported, skipped=report.skipped,
+        supported=is_supported, skipped=report.skipped, skipped_paths=report.skipped_files,
     )
     report.failed.extend(failures)
     chunk_options = _chunk_options(settings)
