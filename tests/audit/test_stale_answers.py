@@ -229,3 +229,18 @@ def test_cli_traces_stale_and_recheck(tmp_path: Path, kb: KnowledgeBase, docs: P
     assert table.exit_code == 0 and "changed: yes" in table.stdout
     missing = runner.invoke(app, [*base, "recheck", "tr_missing"])
     assert missing.exit_code == 3
+
+
+def test_answers_recorded_before_the_citation_index_still_count(kb: KnowledgeBase,
+                                                                 docs: Path) -> None:
+    _asked(kb)
+    path = kb.path
+    kb.store.db.begin()
+    kb.store.db.execute("DELETE FROM trace_citations")
+    kb.store.db.execute("DELETE FROM glassrag_migrations WHERE name = 'm002_trace_citations'")
+    kb.store.db.execute("DROP TABLE trace_citations")
+    kb.store.db.commit()
+    kb.close()
+    _edit(docs, "within 14 days", "within 30 days")
+    with KnowledgeBase.open(path) as reopened:
+        assert reopened.ingest([docs]).stale_answers == 1

@@ -187,3 +187,46 @@ def test_postgres_servers_opening_a_new_database_together_migrate_it_once(
     count = store.db.execute(f"SELECT COUNT(*) AS n FROM {migrations.TABLE}").fetchone()["n"]
     store.close()
     assert count == sum(len(v) for v in ALL.values())
+
+
+def _trace_body(doc_ids: list[str]) -> str:
+    return json.dumps({"principal": {"principal_id": "ana"},
+                       "citations": [{"doc_id": d, "chunk_id": f"{d}#0"} for d in doc_ids]})
+
+
+def _undo_trace_citations(store: Store) -> None:
+    """The store as it was before ``m002_trace_citations``: traces, no citation index."""
+    store.db.begin()
+    store.db.execute("DROP TABLE trace_citations")
+    store.db.execute(f"DELETE FROM {migrations.TABLE} WHERE name = 'm002_trace_citations'")
+    store.db.commit()
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
+def test_traces_written_before_the_citation_index_are_indexed_on_open(
+        dialect: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    def opened() -> Store:
+        if dialect == "sqlite":
+            return Store(tmp_path / DB_NAME)
+        return Store.postgres(request.getfixturevalue("pg_dsn"))
+
+    store = opened()
+    try:
+        store.db.begin()
+        for trace_id, cited in (("tr_a", ["guide.md", "faq.md", "guide.md"]), ("tr_b", []),
+                                ("tr_c", ["faq.md"])):
+            store.db.execute("INSERT INTO traces(trace_id, created_at, principal_id, status,"
+                             " question, body) VALUES (?, 'now', 'ana', 'answered', 'q', ?)",
+                             (trace_id, _trace_body(cited)))
+        store.db.commit()
+        _undo_trace_citations(store)
+    finally:
+        store.close()
+    store = opened()
+    try:
+        rows = store.db.execute("SELECT doc_id, trace_id FROM trace_citations"
+                                " ORDER BY doc_id, trace_id").fetchall()
+        assert [tuple(r) if dialect == "sqlite" else (r["doc_id"], r["trace_id"])
+                for r in rows] == [("faq.md", "tr_a"), ("faq.md", "tr_c"), ("guide.md", "tr_a")]
+    finally:
+        store.close()

@@ -90,8 +90,10 @@ def test_versions_from_before_the_migration_are_admin_only(tmp_path: Path) -> No
     with KnowledgeBase.open(kb_dir) as kb:
         old, new = _two_versions(kb, tmp_path / "pay.md", V2.replace("9 to 5", "8 to 4"), V2)
     # Turn the database back into schema 5, as glassrag wrote it before migrations had
-    # names: no roles per version, no roles origin, no migrations table.
+    # names: no roles per version, no roles origin, no trace citation index, no migrations
+    # table.
     db = sqlite3.connect(kb_dir / DB_NAME)
+    db.execute("DROP TABLE trace_citations")
     db.execute("ALTER TABLE document_history DROP COLUMN roles")
     db.execute("ALTER TABLE documents DROP COLUMN roles_origin")
     db.execute("DROP TABLE glassrag_migrations")

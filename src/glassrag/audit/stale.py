@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from glassrag.answer.verify import normalize_for_match
 from glassrag.audit.line_diff import FollowedLines, follow_lines, unified_diff
-from glassrag.audit.trace_reads import AnsweredRow, answered, details, parse_since
+from glassrag.audit.trace_reads import (
+    AnsweredRow,
+    answered,
+    answered_citing,
+    details,
+    parse_since,
+)
 from glassrag.records import Document, Principal
 from glassrag.store.database import Store
 
@@ -91,8 +97,8 @@ def count_stale(store: Store, doc_ids: Collection[str]) -> int:
     (the ingest report's ``stale_answers``; the caller holds the store's lock)."""
     if not doc_ids:
         return 0
-    rows = (r for r in answered(store) if any(c.get("doc_id") in doc_ids for c in r.citations))
-    return sum(1 for _ in _Checker(store).stale(rows))
+    rows = {r.trace_id: r for r in answered_citing(store, doc_ids)}
+    return sum(1 for _ in _Checker(store).stale(rows.values()))
 
 
 class _Checker:

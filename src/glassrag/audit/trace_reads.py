@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -64,17 +64,39 @@ def _is_sqlite(store: Store) -> bool:
 def answered(store: Store, since: str | None = None) -> Iterator[AnsweredRow]:
     """Every answered trace (created at or after ``since``), oldest first."""
     where = " WHERE status = ?" + (" AND created_at >= ?" if since else "")
-    args: list[Any] = [ANSWERED, *([since] if since else [])]
-    order = " ORDER BY created_at, trace_id"
+    yield from _answered_rows(store, where + " ORDER BY created_at, trace_id",
+                              [ANSWERED, *([since] if since else [])])
+
+
+def answered_citing(store: Store, doc_ids: Collection[str]) -> Iterator[AnsweredRow]:
+    """The answered traces citing one of ``doc_ids``, each once, found through the
+    ``trace_citations`` table: an ingest that changed a few documents reads the traces
+    that cite them, not every trace ever recorded."""
+    ids = sorted(doc_ids)
+    for start in range(0, len(ids), _BATCH):
+        part = ids[start:start + _BATCH]
+        marks = ", ".join("?" * len(part))
+        # A trace citing two documents of one batch is one row (DISTINCT); one citing
+        # documents of two batches is read twice, so callers count distinct trace ids.
+        where = (" WHERE status = ? AND trace_id IN (SELECT DISTINCT trace_id FROM"
+                 f" trace_citations WHERE doc_id IN ({marks}))")
+        yield from _answered_rows(store, where, [ANSWERED, *part])
+
+
+# Parameters per statement: well under SQLite's default limit (32,766) and PostgreSQL's.
+_BATCH = 500
+
+
+def _answered_rows(store: Store, where: str, args: list[Any]) -> Iterator[AnsweredRow]:
     if _is_sqlite(store):
         sql = ("SELECT trace_id, created_at, json_extract(body, '$.principal'),"
                " json_extract(body, '$.citations') FROM traces")
-        rows = store.db.execute(sql + where + order, args).fetchall()
+        rows = store.db.execute(sql + where, args).fetchall()
         for trace_id, created_at, principal, citations in rows:
             yield AnsweredRow(trace_id, created_at, json.loads(principal),
                               json.loads(citations or "[]"))
         return
-    rows = store.db.execute("SELECT trace_id, created_at, body FROM traces" + where + order,
+    rows = store.db.execute("SELECT trace_id, created_at, body FROM traces" + where,
                             args).fetchall()
     for trace_id, created_at, body in rows:
         trace = json.loads(body)

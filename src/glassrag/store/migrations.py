@@ -227,6 +227,11 @@ _TRACES = """
         question TEXT NOT NULL,
         body TEXT NOT NULL
     )"""
+_TRACE_CITATIONS = """CREATE TABLE trace_citations (
+        doc_id TEXT NOT NULL,
+        trace_id TEXT NOT NULL REFERENCES traces(trace_id),
+        PRIMARY KEY (doc_id, trace_id)
+    )"""
 TRACES = MigrationSet("traces", (
     Migration(
         "m001_traces",
@@ -235,6 +240,21 @@ TRACES = MigrationSet("traces", (
         postgres=(f"CREATE TABLE traces (\n        rowid {_IDENTITY} UNIQUE,{_TRACES}",
                   "CREATE INDEX traces_created ON traces(created_at)"),
         legacy=2,
+    ),
+    # Which documents each trace cites, so an ingest can find the past answers its changes
+    # may have made stale without reading every trace (a trace body is several KB).
+    Migration(
+        "m002_trace_citations",
+        sqlite=(_TRACE_CITATIONS,
+                "INSERT INTO trace_citations(doc_id, trace_id)"
+                " SELECT DISTINCT json_extract(c.value, '$.doc_id'), t.trace_id"
+                " FROM traces t, json_each(t.body, '$.citations') c"
+                " WHERE json_extract(c.value, '$.doc_id') IS NOT NULL"),
+        postgres=(_TRACE_CITATIONS,
+                  "INSERT INTO trace_citations(doc_id, trace_id)"
+                  " SELECT DISTINCT c ->> 'doc_id', t.trace_id FROM traces t,"
+                  " jsonb_array_elements(COALESCE(t.body::jsonb -> 'citations', '[]'::jsonb)) c"
+                  " WHERE c ->> 'doc_id' IS NOT NULL"),
     ),
 ))
 

@@ -39,6 +39,10 @@ def save(store: Store, trace: Trace) -> None:
         (trace.trace_id, trace.created_at, trace.principal.principal_id,
          trace.status.value, trace.question, json.dumps(trace.to_dict(), ensure_ascii=False)),
     )
+    cited = dict.fromkeys(c.doc_id for c in trace.citations)
+    if cited:
+        store.db.executemany("INSERT INTO trace_citations(doc_id, trace_id) VALUES (?, ?)",
+                             [(doc_id, trace.trace_id) for doc_id in cited])
 
 
 def read(store: Store, trace_id: str) -> Trace | None:
