@@ -137,3 +137,12 @@ def test_one_shared_word_refuses_but_a_chinese_word_cut_apart_is_not_missing() -
     assert "查看物流" in quotes("怎么查物流？", [orders])[0]
     review = make_hit("review#1", "读回答时，先逐条核对引用是否出现在原文里。")
     assert "核对引用" in quotes("应该如何核查回答？", [review])[0]
+
+
+def test_the_first_line_of_a_container_above_its_closing_marker_is_quotable() -> None:
+    # "::: tip" opens, ":::" closes: the line between is prose, not a title underlined by ":::".
+    text = ("Install it with your package manager.\n\n::: tip Compatibility\n"
+            "Quillpress needs Ruby 3.2 or later. Some themes need a newer one.\n:::\n")
+    hit = make_hit("qp#1", text)
+    assert quotes("Which Ruby version does Quillpress need?", [hit])[0] == (
+        "Quillpress needs Ruby 3.2 or later.")

@@ -128,6 +128,8 @@ def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
         for index, sentence in enumerate(sentences):
             if sentence.heading or not sentence.terms:
                 continue
+            if sentence.code and _lone_code(chunk.text, sentences, index):
+                continue  # quoted with the sentence that introduces it, never alone
             following = sentences[index + 1] if index + 1 < len(sentences) else None
             if following is not None and (following.heading or not following.terms):
                 following = None
@@ -141,6 +143,16 @@ def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
                     and following.end - sentence.start <= MAX_PAIR_CHARS):
                 out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
     return out
+
+
+def _lone_code(text: str, sentences: list[_Sentence], index: int) -> bool:
+    """Whether sentence ``index`` is the only line of a fenced code block: a command or a
+    call to type, which says nothing true on its own (``redirect(url, status_code=301)``
+    beside the prose that gives the rule)."""
+    before = sentences[index - 1] if index else None
+    after = sentences[index + 1] if index + 1 < len(sentences) else None
+    return (before is not None and after is not None
+            and bool(_FENCE.match(text, before.start)) and bool(_FENCE.match(text, after.start)))
 
 
 def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[_Sentence],
@@ -165,7 +177,7 @@ def _sentences(text: str) -> list[_Sentence]:
         piece = text[start:end]
         line_start = text.rfind("\n", 0, start) + 1
         is_code = any(a <= start < b for a, b in code)
-        is_heading = _is_heading(text, start, end, line_start)
+        is_heading = not is_code and _is_heading(text, start, end, line_start)
         gap = text[previous_end:start]
         new_line = "\n" in gap
         if out and (
@@ -183,15 +195,20 @@ def _sentences(text: str) -> list[_Sentence]:
 
 
 def _is_heading(text: str, start: int, end: int, line_start: int) -> bool:
-    """An ATX heading line, or a line underlined with a reST adornment."""
+    """An ATX heading line, or a whole line underlined with a reST adornment, after a blank
+    line or an overline. (A sentence that shares its line with another, or the first line of a
+    ``::: tip`` container, stands above a closing ``:::`` without being a title.)"""
     if start == line_start and _ATX_HEADING.match(text, start):
         return True
     line_end = text.find("\n", end)
-    if line_end < 0 or text.find("\n", start, end) >= 0:
+    if line_end < 0 or text.find("\n", start, end) >= 0 or start != line_start:
+        return False
+    above = text[text.rfind("\n", 0, line_start - 1) + 1 : line_start - 1] if line_start else ""
+    if text[end:line_end].strip() or (above.strip() and not _ADORNMENT.match(above)):
         return False
     next_end = text.find("\n", line_end + 1)
     underline = text[line_end + 1 : next_end if next_end >= 0 else len(text)]
-    return bool(_ADORNMENT.match(underline)) and start == line_start
+    return bool(_ADORNMENT.match(underline))
 
 
 def introduced_end(text: str, end: int) -> int:
