@@ -5,7 +5,15 @@ the refusal of a question naming something the documents never mention."""
 from __future__ import annotations
 
 from glassrag.answer.extractive import extractive_answer
-from glassrag.answer.passages import has_literal, introduced_end, seeks_literal, units
+from glassrag.answer.passages import (
+    has_literal,
+    introduced_end,
+    literals,
+    of_kind,
+    seeks_literal,
+    units,
+    value_kind,
+)
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
 
 
@@ -146,3 +154,39 @@ def test_the_first_line_of_a_container_above_its_closing_marker_is_quotable() ->
     hit = make_hit("qp#1", text)
     assert quotes("Which Ruby version does Quillpress need?", [hit])[0] == (
         "Quillpress needs Ruby 3.2 or later.")
+
+
+def test_a_how_to_question_gets_the_setting_after_a_sentence_with_only_numbers() -> None:
+    # The best sentence restates the problem (with its numbers); the way out names a setting.
+    text = ("The Frobnicator server crashes when it reaches the file watcher limit of about "
+            "8,192 files.\n\nExclude the folders with many files through `frob.watch.exclude`.\n")
+    question = ("How do I avoid the crash when the Frobnicator server reaches the file watcher "
+                "limit?")
+    assert quotes(question, [make_hit("frob#1", text)]) == [
+        "The Frobnicator server crashes when it reaches the file watcher limit of about 8,192 "
+        "files.",
+        "Exclude the folders with many files through `frob.watch.exclude`."]
+
+
+def test_the_numbers_of_a_link_are_no_value_the_sentence_states() -> None:
+    text = ("The Frobnicator server limits the header size because of "
+            "[CVE-2031-40404](https://cve.example.org/CVE-2031-40404).\n\n"
+            "Start it with `--max-header-kb` to change it.\n")
+    question = "How do I get past the header size limit of the Frobnicator server?"
+    assert quotes(question, [make_hit("frob#2", text)])[1:] == [
+        "Start it with `--max-header-kb` to change it."]
+    assert literals("See [RFC 9110](https://example.org/rfc9110) and CVE-2031-40404.") == (
+        "9110",)
+
+
+def test_the_kind_of_value_a_question_asks_for() -> None:
+    assert value_kind("How many retries does the client make?") == "number"
+    assert value_kind("消息最多能保存多长时间？") == "number"
+    assert value_kind("タイムアウトは何ミリ秒ですか？") == "number"
+    assert value_kind("How can I make -h work as a help flag?") == "name"
+    assert value_kind("怎样开启权限控制？") == "name"
+    assert value_kind("どうすればよいですか？") == "name"
+    assert value_kind("Which port does the server listen on?") == "any"
+    assert of_kind(("8,192", "frob.watch.exclude", "4 kib"), "name") == [
+        "frob.watch.exclude", "4 kib"]
+    assert of_kind(("8,192", "frob.watch.exclude", "4 kib"), "number") == ["8,192", "4 kib"]

@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassrag.answer.passages import Unit, heading_terms, introduced_end, seeks_literal, units
+from glassrag.answer.passages import (
+    Unit,
+    heading_terms,
+    introduced_end,
+    of_kind,
+    seeks_literal,
+    units,
+    value_kind,
+)
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 from glassrag.text.analysis import analyze, is_particle, unique_terms
@@ -115,6 +123,7 @@ def extractive_answer(
     }
     literal = seeks_literal(question)
     asked = question.casefold()
+    kind = value_kind(question)
     contexts = _contexts(candidates)
     scored = sorted(
         (_scored(terms, weights, c, *contexts[c.chunk.chunk_id], literal and _new_literal(c, asked))
@@ -134,8 +143,8 @@ def extractive_answer(
     first = next(s for s in scored if s.coverage >= settings.min_coverage)
     chosen = [first]
     covered = set(first.covered)
-    if literal and settings.max_sentences > 1 and not _new_literal(first.unit, asked):
-        value = _value_in_section(first, scored, asked)
+    if literal and settings.max_sentences > 1 and not _new_literal(first.unit, asked, kind):
+        value = _value_in_section(first, scored, asked, kind)
         if value is not None:
             chosen.append(value)
             covered |= value.covered
@@ -220,18 +229,21 @@ def _shares_a_character(term: str, words: frozenset[str]) -> bool:
     return any(ch in word for word in words if not word.isascii() for ch in term)
 
 
-def _new_literal(unit: Unit, asked: str) -> bool:
-    """Whether the unit holds a literal value the question does not already name."""
-    return any(value not in asked for value in unit.literals)
+def _new_literal(unit: Unit, asked: str, kind: str = "any") -> bool:
+    """Whether the unit holds a literal value of ``kind`` the question does not already name."""
+    return any(value not in asked for value in of_kind(unit.literals, kind))
 
 
-def _value_in_section(first: _Scored, scored: list[_Scored], asked: str) -> _Scored | None:
-    """For a question asking for a value whose best unit states none: the preferred unit of
-    the same chunk (section) that holds one, e.g. the "Default: 500" line of an option whose
-    description answered the question's words."""
+def _value_in_section(first: _Scored, scored: list[_Scored], asked: str,
+                      kind: str = "any") -> _Scored | None:
+    """For a question asking for a value whose best unit states none of the ``kind`` asked
+    for (:func:`~glassrag.answer.passages.value_kind`): the preferred unit of the same chunk
+    (section) that holds one, e.g. the "Default: 500" line of an option whose description
+    answered the question's words, or the sentence naming the setting after the one that
+    describes the problem in the question's words (and its numbers)."""
     for candidate in scored:
         unit = candidate.unit
-        if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and _new_literal(unit, asked)
+        if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and _new_literal(unit, asked, kind)
                 and candidate.own > 0.0
                 and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
             return candidate

@@ -33,7 +33,7 @@ MAX_PAIR_CHARS = 420
 # A literal value: inline code, a number (not a list marker), a quoted string, a flag.
 _LITERAL = re.compile(
     r"`[^`\n]+`"
-    r"|(?<![A-Za-z0-9_.])\d+(?:[.,]\d+)*(?![.)]\s)"
+    r"|(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)\d+(?:[.,]\d+)*(?![.)]\s)"
     r"|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|\u201c[^\u201d\n]{1,60}\u201d|\u300c[^\u300d\n]{1,60}\u300d"
     r"|(?<![A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9_-]*"
     r"|(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z0-9]+)+|(?<![A-Za-z0-9_])[a-z]{2,}[A-Z][A-Za-z0-9]*"
@@ -51,6 +51,26 @@ _SEEKS_LITERAL = re.compile(
     r"\b(?:what|which|how|where|when|default|defaults)\b"
     r"|\u9ed8\u8ba4|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u5927|\u591a\u4e45|\u54ea|\u4ec0\u4e48|\u600e|\u5982\u4f55"
     r"|\u30c7\u30d5\u30a9\u30eb\u30c8|\u3044\u304f\u3064|\u4f55|\u3069\u306e|\u3069\u308c|\u3069\u3046|\u3069\u3053|\u3069\u3093\u306a|\u65b9\u6cd5",
+    re.IGNORECASE,
+)
+
+
+# Where a link points and a bare URL: an address, not a value the text states (the numbers
+# of "[CVE-2018-12121](https://...)" name an advisory, they answer no "what value").
+_ADDRESS = re.compile(r"\]\([^)\s]*\)|https?://[^\s<>)\]]+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# Questions that ask for a way to do something (how do I, what should I set): the answer
+# names what to set or run, so a number alone in a sentence does not answer them.
+_ASKS_WAY = re.compile(
+    r"\bhow (?:do|does|can|could|should|would|to)\b|\bwhat (?:should|must|do) (?:i|we|you)\b"
+    r"|\u600e\u4e48|\u600e\u6837|\u600e\u9ebc|\u5982\u4f55|\u3069\u3046(?!\u304b)|\u65b9\u6cd5",
+    re.IGNORECASE,
+)
+# Questions that ask for a quantity (how many, how long, how large): the answer is a number.
+_ASKS_QUANTITY = re.compile(
+    r"\bhow (?:many|much|long|big|large|small|often|wide|old)\b"
+    r"|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u4e45|\u591a\u5927|\u3044\u304f\u3064|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044"
+    r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
     re.IGNORECASE,
 )
 
@@ -90,9 +110,31 @@ class _Sentence:
 def literals(text: str) -> tuple[str, ...]:
     """The literal values in ``text`` (see :func:`has_literal`), casefolded, without the
     backticks and quotes around them."""
+    if "](" in text or "://" in text:
+        text = _ADDRESS.sub(" ", text)
     return tuple(dict.fromkeys(
         m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
         for m in _LITERAL.finditer(text)))
+
+
+def value_kind(question: str) -> str:
+    """The kind of literal that answers ``question``: ``"number"`` for a quantity (how
+    many, how long, 多少, いくつ), ``"name"`` for a way to do something (how do I, 怎么,
+    どうすれば: the option, flag or call to use), else ``"any"``."""
+    if _ASKS_QUANTITY.search(question):
+        return "number"
+    if _ASKS_WAY.search(question):
+        return "name"
+    return "any"
+
+
+def of_kind(values: Sequence[str], kind: str) -> list[str]:
+    """The ``values`` (from :func:`literals`) that are of ``kind`` (see :func:`value_kind`)."""
+    if kind == "number":
+        return [v for v in values if any(ch.isdigit() for ch in v)]
+    if kind == "name":
+        return [v for v in values if not _NUMBER.fullmatch(v)]
+    return list(values)
 
 
 def has_literal(text: str) -> bool:
