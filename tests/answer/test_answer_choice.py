@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from glassrag.answer.extractive import extractive_answer
 from glassrag.answer.passages import (
+    asks_default,
     has_literal,
     introduced_end,
     literals,
     of_kind,
     seeks_literal,
+    states_default,
     units,
     value_kind,
 )
@@ -190,3 +192,25 @@ def test_the_kind_of_value_a_question_asks_for() -> None:
     assert of_kind(("8,192", "frob.watch.exclude", "4 kib"), "name") == [
         "frob.watch.exclude", "4 kib"]
     assert of_kind(("8,192", "frob.watch.exclude", "4 kib"), "number") == ["8,192", "4 kib"]
+
+
+def test_a_default_question_gets_the_default_line_when_the_best_sentence_gives_another_value(
+) -> None:
+    # The description holds a literal (`0`), but not the default the question asks for.
+    text = ("## frob.inlineLimit\n\n- **Type:** `number`\n- **Default:** `2048`\n\n"
+            "Frob inlines imported images smaller than this limit as data URLs. "
+            "Set `0` to turn inlining off.\n")
+    hit = make_hit("frob#3", text, heading="Frob Options › frob.inlineLimit")
+    assert quotes("By default, below which size does Frob inline imported images as data URLs?",
+                  [hit]) == [
+        "Frob inlines imported images smaller than this limit as data URLs. Set `0` to turn "
+        "inlining off.",
+        "- **Default:** `2048`"]
+
+
+def test_a_sentence_states_a_default_when_a_value_follows_the_word() -> None:
+    assert states_default("Defaults to `600`.")
+    assert states_default("- **Default:** `2048`")
+    assert states_default("\u9ed8\u8ba4\u4e3a15000\u3002")  # 默认为15000。
+    assert not states_default("The default is used. Set it to `3`.")
+    assert asks_default("What is the default port?") and not asks_default("Which port?")

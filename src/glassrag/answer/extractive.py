@@ -15,10 +15,12 @@ from typing import Any
 
 from glassrag.answer.passages import (
     Unit,
+    asks_default,
     heading_terms,
     introduced_end,
     of_kind,
     seeks_literal,
+    states_default,
     units,
     value_kind,
 )
@@ -143,8 +145,12 @@ def extractive_answer(
     first = next(s for s in scored if s.coverage >= settings.min_coverage)
     chosen = [first]
     covered = set(first.covered)
-    if literal and settings.max_sentences > 1 and not _new_literal(first.unit, asked, kind):
-        value = _value_in_section(first, scored, asked, kind)
+    # A question about the default is not answered by a sentence that gives some other value
+    # (an option reference's description beside its "Default: `4096`" line).
+    default = asks_default(question) and not states_default(first.unit.text)
+    if literal and settings.max_sentences > 1 and (
+            default or not _new_literal(first.unit, asked, kind)):
+        value = _value_in_section(first, scored, asked, kind, default)
         if value is not None:
             chosen.append(value)
             covered |= value.covered
@@ -235,16 +241,18 @@ def _new_literal(unit: Unit, asked: str, kind: str = "any") -> bool:
 
 
 def _value_in_section(first: _Scored, scored: list[_Scored], asked: str,
-                      kind: str = "any") -> _Scored | None:
+                      kind: str = "any", default: bool = False) -> _Scored | None:
     """For a question asking for a value whose best unit states none of the ``kind`` asked
     for (:func:`~glassrag.answer.passages.value_kind`): the preferred unit of the same chunk
     (section) that holds one, e.g. the "Default: 500" line of an option whose description
     answered the question's words, or the sentence naming the setting after the one that
-    describes the problem in the question's words (and its numbers)."""
+    describes the problem in the question's words (and its numbers). With ``default`` (the
+    question asks for the default, the best unit states none) the unit must state one
+    (:func:`~glassrag.answer.passages.states_default`)."""
     for candidate in scored:
         unit = candidate.unit
         if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and _new_literal(unit, asked, kind)
-                and candidate.own > 0.0
+                and candidate.own > 0.0 and (not default or states_default(unit.text))
                 and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
             return candidate
     return None

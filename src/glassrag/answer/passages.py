@@ -74,6 +74,16 @@ _ASKS_QUANTITY = re.compile(
     re.IGNORECASE,
 )
 
+# The word "default" (a question asking for one, a sentence stating one).
+_DEFAULT = re.compile(
+    r"\bdefault(?:s|ed)?\b"
+    r"|\u9ed8\u8ba4|\u9ed8\u8a8d|\u7f3a\u7701|\u30c7\u30d5\u30a9\u30eb\u30c8|\u65e2\u5b9a",
+    re.IGNORECASE,
+)
+# How far after that word the value may start ("Defaults to `600`", "**Default:** `500`",
+# "默认为15000", "デフォルトは Vite の特別な値 `'x'`"), without crossing a sentence end.
+DEFAULT_REACH = 24
+_SENTENCE_END = re.compile(r"[.!?]\s|[\u3002\uff01\uff1f\uff1b]")
 
 @dataclass(frozen=True)
 class Unit:
@@ -135,6 +145,23 @@ def of_kind(values: Sequence[str], kind: str) -> list[str]:
     if kind == "name":
         return [v for v in values if not _NUMBER.fullmatch(v)]
     return list(values)
+
+
+def asks_default(question: str) -> bool:
+    """Whether ``question`` names the default (default, 默认, デフォルト, 既定)."""
+    return _DEFAULT.search(question) is not None
+
+
+def states_default(text: str) -> bool:
+    """Whether ``text`` gives a default value: the word "default" followed, within
+    :data:`DEFAULT_REACH` characters of the same sentence, by a literal value."""
+    for word in _DEFAULT.finditer(text):
+        window = text[word.end() : word.end() + DEFAULT_REACH + 40]
+        stop = _SENTENCE_END.search(window)
+        value = _LITERAL.search(window, 0, stop.start() if stop else len(window))
+        if value is not None and value.start() <= DEFAULT_REACH:
+            return True
+    return False
 
 
 def has_literal(text: str) -> bool:
