@@ -214,3 +214,15 @@ def test_a_sentence_states_a_default_when_a_value_follows_the_word() -> None:
     assert states_default("\u9ed8\u8ba4\u4e3a15000\u3002")  # 默认为15000。
     assert not states_default("The default is used. Set it to `3`.")
     assert asks_default("What is the default port?") and not asks_default("Which port?")
+
+
+def test_an_introduced_block_goes_on_with_its_indented_lines_after_a_blank_line() -> None:
+    # A reST directive's body, and a list item's own code block, follow a blank line.
+    rst = ("This example turns the short flag on:\n\n.. frob:example::\n\n"
+           "    SETTINGS = dict(short_flags=['-q'])\n\nUnrelated prose.")
+    end = introduced_end(rst, rst.index(":") + 1)
+    assert rst[:end].endswith("SETTINGS = dict(short_flags=['-q'])")
+    md = ("To fix it:\n\n- raise the limit:\n\n  ```shell\n  $ frob --limit 9000\n  ```\n\n"
+          "- or exclude folders\n\n### Next section\n")
+    end = introduced_end(md, md.index(":") + 1)
+    assert md[:end].endswith("- or exclude folders")

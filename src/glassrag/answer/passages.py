@@ -284,8 +284,9 @@ def introduced_end(text: str, end: int) -> int:
     """Where the block that the sentence ending at ``end`` introduces ends, or ``end``.
 
     A sentence ending in ":" (or "：") introduces what follows it: a code block (to its
-    closing fence), a list or table (to the first blank line after which no item follows),
-    or an indented block. Cut at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
+    closing fence), a list or table (to the first blank line after which neither an item nor
+    a line indented deeper than the sentence follows), or an indented block such as a reST
+    directive's body. Cut at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
     """
     if not _INTRODUCES.search(text, 0, end):
         return end
@@ -294,6 +295,7 @@ def introduced_end(text: str, end: int) -> int:
         return end
     first = text[lines[0][0] : lines[0][1]]
     fence = _FENCE.match(first)
+    base = _indent_at(text, text.rfind("\n", 0, end) + 1)
     stop = end
     for index, (a, b) in enumerate(lines):
         line = text[a:b]
@@ -306,13 +308,24 @@ def introduced_end(text: str, end: int) -> int:
             continue
         if not line.strip():
             following = lines[index + 1] if index + 1 < len(lines) else None
-            if following is None or not _LIST_ITEM.match(text, following[0]):
+            # After a blank line the block goes on with another list item, or with a line
+            # indented deeper than the introducing sentence: a list item's code block, the
+            # body of a reST directive (".. code-block::" and its indented lines).
+            if following is None or not (_LIST_ITEM.match(text, following[0])
+                                         or _indent_at(text, following[0]) > base):
                 break
             continue
         if index and _ATX_HEADING.match(line):
             break
         stop = b
     return stop
+
+
+def _indent_at(text: str, line_start: int) -> int:
+    """The indentation of the line starting at ``line_start``."""
+    line_end = text.find("\n", line_start)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    return len(line) - len(line.lstrip(" \t")) if line.strip() else 0
 
 
 def _lines_after(text: str, end: int) -> list[tuple[int, int]]:
