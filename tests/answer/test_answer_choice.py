@@ -4,7 +4,7 @@ the refusal of a question naming something the documents never mention."""
 
 from __future__ import annotations
 
-from glassrag.answer.extractive import extractive_answer
+from glassrag.answer.extractive import extractive_answer, semantic_answer
 from glassrag.answer.passages import (
     asks_default,
     has_literal,
@@ -16,6 +16,7 @@ from glassrag.answer.passages import (
     units,
     value_kind,
 )
+from glassrag.dense.hash_embedder import HashEmbedder
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
 
 
@@ -226,3 +227,16 @@ def test_an_introduced_block_goes_on_with_its_indented_lines_after_a_blank_line(
           "- or exclude folders\n\n### Next section\n")
     end = introduced_end(md, md.index(":") + 1)
     assert md[:end].endswith("- or exclude folders")
+
+
+def test_the_answer_closest_in_meaning_also_gets_the_value_of_its_section() -> None:
+    # The semantic fallback quotes the sentence nearest the question (here by a lexical hash
+    # embedding); it restates the problem, and the setting is in the section's next sentence.
+    text = ("Frob refuses to start from a cron job when the locale of the job is plain ASCII."
+            "\n\nExport `FROB_LOCALE=C.UTF-8` in the job's environment first.\n")
+    hit = make_hit("frob#4", text)
+    draft = semantic_answer("How do I make Frob start from a cron job with an ASCII locale?",
+                            [hit], HashEmbedder(256), 0.1)
+    assert [c.quote for c in draft.citations] == [
+        "Frob refuses to start from a cron job when the locale of the job is plain ASCII.",
+        "Export `FROB_LOCALE=C.UTF-8` in the job's environment first."]
