@@ -4,8 +4,19 @@ the refusal of a question naming something the documents never mention."""
 
 from __future__ import annotations
 
-from glassrag.answer.extractive import extractive_answer
-from glassrag.answer.passages import has_literal, introduced_end, seeks_literal, units
+from glassrag.answer.extractive import extractive_answer, semantic_answer
+from glassrag.answer.passages import (
+    asks_default,
+    has_literal,
+    introduced_end,
+    literals,
+    of_kind,
+    seeks_literal,
+    states_default,
+    units,
+    value_kind,
+)
+from glassrag.dense.hash_embedder import HashEmbedder
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
 
 
@@ -137,3 +148,95 @@ def test_one_shared_word_refuses_but_a_chinese_word_cut_apart_is_not_missing() -
     assert "查看物流" in quotes("怎么查物流？", [orders])[0]
     review = make_hit("review#1", "读回答时，先逐条核对引用是否出现在原文里。")
     assert "核对引用" in quotes("应该如何核查回答？", [review])[0]
+
+
+def test_the_first_line_of_a_container_above_its_closing_marker_is_quotable() -> None:
+    # "::: tip" opens, ":::" closes: the line between is prose, not a title underlined by ":::".
+    text = ("Install it with your package manager.\n\n::: tip Compatibility\n"
+            "Quillpress needs Ruby 3.2 or later. Some themes need a newer one.\n:::\n")
+    hit = make_hit("qp#1", text)
+    assert quotes("Which Ruby version does Quillpress need?", [hit])[0] == (
+        "Quillpress needs Ruby 3.2 or later.")
+
+
+def test_a_how_to_question_gets_the_setting_after_a_sentence_with_only_numbers() -> None:
+    # The best sentence restates the problem (with its numbers); the way out names a setting.
+    text = ("The Frobnicator server crashes when it reaches the file watcher limit of about "
+            "8,192 files.\n\nExclude the folders with many files through `frob.watch.exclude`.\n")
+    question = ("How do I avoid the crash when the Frobnicator server reaches the file watcher "
+                "limit?")
+    assert quotes(question, [make_hit("frob#1", text)]) == [
+        "The Frobnicator server crashes when it reaches the file watcher limit of about 8,192 "
+        "files.",
+        "Exclude the folders with many files through `frob.watch.exclude`."]
+
+
+def test_the_numbers_of_a_link_are_no_value_the_sentence_states() -> None:
+    text = ("The Frobnicator server limits the header size because of "
+            "[CVE-2031-40404](https://cve.example.org/CVE-2031-40404).\n\n"
+            "Start it with `--max-header-kb` to change it.\n")
+    question = "How do I get past the header size limit of the Frobnicator server?"
+    assert quotes(question, [make_hit("frob#2", text)])[1:] == [
+        "Start it with `--max-header-kb` to change it."]
+    assert literals("See [RFC 9110](https://example.org/rfc9110) and CVE-2031-40404.") == (
+        "9110",)
+
+
+def test_the_kind_of_value_a_question_asks_for() -> None:
+    assert value_kind("How many retries does the client make?") == "number"
+    assert value_kind("消息最多能保存多长时间？") == "number"
+    assert value_kind("タイムアウトは何ミリ秒ですか？") == "number"
+    assert value_kind("How can I make -h work as a help flag?") == "name"
+    assert value_kind("怎样开启权限控制？") == "name"
+    assert value_kind("どうすればよいですか？") == "name"
+    assert value_kind("Which port does the server listen on?") == "any"
+    assert of_kind(("8,192", "frob.watch.exclude", "4 kib"), "name") == [
+        "frob.watch.exclude", "4 kib"]
+    assert of_kind(("8,192", "frob.watch.exclude", "4 kib"), "number") == ["8,192", "4 kib"]
+
+
+def test_a_default_question_gets_the_default_line_when_the_best_sentence_gives_another_value(
+) -> None:
+    # The description holds a literal (`0`), but not the default the question asks for.
+    text = ("## frob.inlineLimit\n\n- **Type:** `number`\n- **Default:** `2048`\n\n"
+            "Frob inlines imported images smaller than this limit as data URLs. "
+            "Set `0` to turn inlining off.\n")
+    hit = make_hit("frob#3", text, heading="Frob Options › frob.inlineLimit")
+    assert quotes("By default, below which size does Frob inline imported images as data URLs?",
+                  [hit]) == [
+        "Frob inlines imported images smaller than this limit as data URLs. Set `0` to turn "
+        "inlining off.",
+        "- **Default:** `2048`"]
+
+
+def test_a_sentence_states_a_default_when_a_value_follows_the_word() -> None:
+    assert states_default("Defaults to `600`.")
+    assert states_default("- **Default:** `2048`")
+    assert states_default("\u9ed8\u8ba4\u4e3a15000\u3002")  # 默认为15000。
+    assert not states_default("The default is used. Set it to `3`.")
+    assert asks_default("What is the default port?") and not asks_default("Which port?")
+
+
+def test_an_introduced_block_goes_on_with_its_indented_lines_after_a_blank_line() -> None:
+    # A reST directive's body, and a list item's own code block, follow a blank line.
+    rst = ("This example turns the short flag on:\n\n.. frob:example::\n\n"
+           "    SETTINGS = dict(short_flags=['-q'])\n\nUnrelated prose.")
+    end = introduced_end(rst, rst.index(":") + 1)
+    assert rst[:end].endswith("SETTINGS = dict(short_flags=['-q'])")
+    md = ("To fix it:\n\n- raise the limit:\n\n  ```shell\n  $ frob --limit 9000\n  ```\n\n"
+          "- or exclude folders\n\n### Next section\n")
+    end = introduced_end(md, md.index(":") + 1)
+    assert md[:end].endswith("- or exclude folders")
+
+
+def test_the_answer_closest_in_meaning_also_gets_the_value_of_its_section() -> None:
+    # The semantic fallback quotes the sentence nearest the question (here by a lexical hash
+    # embedding); it restates the problem, and the setting is in the section's next sentence.
+    text = ("Frob refuses to start from a cron job when the locale of the job is plain ASCII."
+            "\n\nExport `FROB_LOCALE=C.UTF-8` in the job's environment first.\n")
+    hit = make_hit("frob#4", text)
+    draft = semantic_answer("How do I make Frob start from a cron job with an ASCII locale?",
+                            [hit], HashEmbedder(256), 0.1)
+    assert [c.quote for c in draft.citations] == [
+        "Frob refuses to start from a cron job when the locale of the job is plain ASCII.",
+        "Export `FROB_LOCALE=C.UTF-8` in the job's environment first."]

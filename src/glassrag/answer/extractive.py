@@ -13,7 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassrag.answer.passages import Unit, heading_terms, introduced_end, seeks_literal, units
+from glassrag.answer.passages import (
+    Unit,
+    asks_default,
+    heading_terms,
+    introduced_end,
+    of_kind,
+    seeks_literal,
+    states_default,
+    units,
+    value_kind,
+)
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 from glassrag.text.analysis import analyze, is_particle, unique_terms
@@ -114,16 +124,7 @@ def extractive_answer(
         "threshold": settings.min_coverage,
     }
     literal = seeks_literal(question)
-    asked = question.casefold()
-    contexts = _contexts(candidates)
-    scored = sorted(
-        (_scored(terms, weights, c, *contexts[c.chunk.chunk_id], literal and _new_literal(c, asked))
-         for c in candidates),
-        # Equal preference goes to the better-ranked hit, then the earlier sentence, then the
-        # shorter unit; rounding keeps float noise from overriding that order.
-        key=lambda s: (-round(s.preference, 9), s.unit.hit_index, s.unit.sentence_index,
-                       s.unit.size),
-    )
+    scored = _ranked(question, terms, weights, candidates)
     best = max((s.coverage for s in scored), default=0.0)
     notes["best_coverage"] = round(best, 4)
     notes["seeks_literal"] = literal
@@ -134,11 +135,10 @@ def extractive_answer(
     first = next(s for s in scored if s.coverage >= settings.min_coverage)
     chosen = [first]
     covered = set(first.covered)
-    if literal and settings.max_sentences > 1 and not _new_literal(first.unit, asked):
-        value = _value_in_section(first, scored, asked)
-        if value is not None:
-            chosen.append(value)
-            covered |= value.covered
+    value = _value_for(question, first, scored) if settings.max_sentences > 1 else None
+    if value is not None:
+        chosen.append(value)
+        covered |= value.covered
     while len(chosen) < settings.max_sentences:
         gain, extra = _best_addition(terms, weights, covered, scored, chosen)
         if extra is None or gain < MIN_ADDED_COVERAGE:
@@ -165,6 +165,37 @@ def extractive_answer(
         answerer="extractive",
         notes=notes,
     )
+
+
+def _ranked(question: str, terms: list[str], weights: dict[str, float],
+            candidates: Sequence[Unit]) -> list[_Scored]:
+    """The candidates scored (:func:`_scored`), in preference order."""
+    valued = seeks_literal(question)
+    asked = question.casefold()
+    contexts = _contexts(candidates)
+    return sorted(
+        (_scored(terms, weights, c, *contexts[c.chunk.chunk_id], valued and _new_literal(c, asked))
+         for c in candidates),
+        # Equal preference goes to the better-ranked hit, then the earlier sentence, then the
+        # shorter unit; rounding keeps float noise from overriding that order.
+        key=lambda s: (-round(s.preference, 9), s.unit.hit_index, s.unit.sentence_index,
+                       s.unit.size),
+    )
+
+
+def _value_for(question: str, first: _Scored, scored: list[_Scored]) -> _Scored | None:
+    """The unit to quote beside ``first`` because it holds the value the question asks for
+    and ``first`` lacks (:func:`_value_in_section`), or None."""
+    if not seeks_literal(question):
+        return None
+    asked = question.casefold()
+    kind = value_kind(question)
+    # A question about the default is not answered by a sentence that gives some other value
+    # (an option reference's description beside its "Default: `4096`" line).
+    default = asks_default(question) and not states_default(first.unit.text)
+    if default or not _new_literal(first.unit, asked, kind):
+        return _value_in_section(first, scored, asked, kind, default)
+    return None
 
 
 @dataclass(frozen=True)
@@ -220,19 +251,24 @@ def _shares_a_character(term: str, words: frozenset[str]) -> bool:
     return any(ch in word for word in words if not word.isascii() for ch in term)
 
 
-def _new_literal(unit: Unit, asked: str) -> bool:
-    """Whether the unit holds a literal value the question does not already name."""
-    return any(value not in asked for value in unit.literals)
+def _new_literal(unit: Unit, asked: str, kind: str = "any") -> bool:
+    """Whether the unit holds a literal value of ``kind`` the question does not already name."""
+    return any(value not in asked for value in of_kind(unit.literals, kind))
 
 
-def _value_in_section(first: _Scored, scored: list[_Scored], asked: str) -> _Scored | None:
-    """For a question asking for a value whose best unit states none: the preferred unit of
-    the same chunk (section) that holds one, e.g. the "Default: 500" line of an option whose
-    description answered the question's words."""
+def _value_in_section(first: _Scored, scored: list[_Scored], asked: str,
+                      kind: str = "any", default: bool = False) -> _Scored | None:
+    """For a question asking for a value whose best unit states none of the ``kind`` asked
+    for (:func:`~glassrag.answer.passages.value_kind`): the preferred unit of the same chunk
+    (section) that holds one, e.g. the "Default: 500" line of an option whose description
+    answered the question's words, or the sentence naming the setting after the one that
+    describes the problem in the question's words (and its numbers). With ``default`` (the
+    question asks for the default, the best unit states none) the unit must state one
+    (:func:`~glassrag.answer.passages.states_default`)."""
     for candidate in scored:
         unit = candidate.unit
-        if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and _new_literal(unit, asked)
-                and candidate.own > 0.0
+        if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and _new_literal(unit, asked, kind)
+                and candidate.own > 0.0 and (not default or states_default(unit.text))
                 and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
             return candidate
     return None
@@ -301,11 +337,14 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
                     settings: AnswerSettings = AnswerSettings(),  # noqa: B008 - frozen
                     ) -> Draft:
     """Quote the evidence sentence closest in meaning to ``question`` (cosine, same embedder
-    as the dense index), for paraphrases that share no words with the answer.
+    as the dense index), for paraphrases that share no words with the answer, with the block
+    it introduces and, when it lacks the value the question asks for, the unit of its section
+    that holds it (as :func:`extractive_answer` does).
 
     Still verbatim and cited; ``no_evidence`` when no sentence reaches ``min_score``.
     """
-    candidates = [u for u in units(evidence, settings.max_hits) if u.size == 1]
+    quotable = units(evidence, settings.max_hits)
+    candidates = [u for u in quotable if u.size == 1]
     notes: dict[str, object] = {"method": "semantic", "threshold": min_score}
     if not candidates:
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
@@ -320,9 +359,28 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
     if float(scores[order[0]]) < min_score:
         notes["reason"] = "no sentence is close enough in meaning to the question"
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
+    chosen = [best]
+    if settings.max_sentences > 1:
+        value = _semantic_value(question, best, quotable)
+        if value is not None:
+            chosen.append(value)
+    quotes = [_quote(u) for u in chosen]
     return Draft(
         status=ANSWERED,
-        text=render([(best.chunk.source or best.chunk.doc_id, best.text)]),
-        citations=(DraftCitation(best.chunk.chunk_id, best.text),),
+        text=render([(u.chunk.source or u.chunk.doc_id, q)
+                     for u, q in zip(chosen, quotes, strict=True)]),
+        citations=tuple(DraftCitation(u.chunk.chunk_id, q)
+                        for u, q in zip(chosen, quotes, strict=True)),
         answerer="extractive", notes=notes,
     )
+
+
+def _semantic_value(question: str, best: Unit, candidates: Sequence[Unit]) -> Unit | None:
+    """Beside the sentence closest in meaning, the unit of its section holding the value the
+    question asks for, chosen as the lexical answerer chooses it (:func:`_value_for`)."""
+    section = [u for u in candidates if u.chunk.chunk_id == best.chunk.chunk_id]
+    terms = question_terms(question)
+    scored = _ranked(question, terms, _weights(terms, section, None), section)
+    first = next((s for s in scored if s.unit.start == best.start and s.unit.size == 1), None)
+    value = _value_for(question, first, scored) if first is not None else None
+    return value.unit if value is not None else None

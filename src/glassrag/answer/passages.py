@@ -33,7 +33,7 @@ MAX_PAIR_CHARS = 420
 # A literal value: inline code, a number (not a list marker), a quoted string, a flag.
 _LITERAL = re.compile(
     r"`[^`\n]+`"
-    r"|(?<![A-Za-z0-9_.])\d+(?:[.,]\d+)*(?![.)]\s)"
+    r"|(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)\d+(?:[.,]\d+)*(?![.)]\s)"
     r"|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|\u201c[^\u201d\n]{1,60}\u201d|\u300c[^\u300d\n]{1,60}\u300d"
     r"|(?<![A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9_-]*"
     r"|(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z0-9]+)+|(?<![A-Za-z0-9_])[a-z]{2,}[A-Z][A-Za-z0-9]*"
@@ -54,6 +54,36 @@ _SEEKS_LITERAL = re.compile(
     re.IGNORECASE,
 )
 
+
+# Where a link points and a bare URL: an address, not a value the text states (the numbers
+# of "[CVE-2018-12121](https://...)" name an advisory, they answer no "what value").
+_ADDRESS = re.compile(r"\]\([^)\s]*\)|https?://[^\s<>)\]]+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# Questions that ask for a way to do something (how do I, what should I set): the answer
+# names what to set or run, so a number alone in a sentence does not answer them.
+_ASKS_WAY = re.compile(
+    r"\bhow (?:do|does|can|could|should|would|to)\b|\bwhat (?:should|must|do) (?:i|we|you)\b"
+    r"|\u600e\u4e48|\u600e\u6837|\u600e\u9ebc|\u5982\u4f55|\u3069\u3046(?!\u304b)|\u65b9\u6cd5",
+    re.IGNORECASE,
+)
+# Questions that ask for a quantity (how many, how long, how large): the answer is a number.
+_ASKS_QUANTITY = re.compile(
+    r"\bhow (?:many|much|long|big|large|small|often|wide|old)\b"
+    r"|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u4e45|\u591a\u5927|\u3044\u304f\u3064|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044"
+    r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
+    re.IGNORECASE,
+)
+
+# The word "default" (a question asking for one, a sentence stating one).
+_DEFAULT = re.compile(
+    r"\bdefault(?:s|ed)?\b"
+    r"|\u9ed8\u8ba4|\u9ed8\u8a8d|\u7f3a\u7701|\u30c7\u30d5\u30a9\u30eb\u30c8|\u65e2\u5b9a",
+    re.IGNORECASE,
+)
+# How far after that word the value may start ("Defaults to `600`", "**Default:** `500`",
+# "默认为15000", "デフォルトは Vite の特別な値 `'x'`"), without crossing a sentence end.
+DEFAULT_REACH = 24
+_SENTENCE_END = re.compile(r"[.!?]\s|[\u3002\uff01\uff1f\uff1b]")
 
 @dataclass(frozen=True)
 class Unit:
@@ -90,9 +120,48 @@ class _Sentence:
 def literals(text: str) -> tuple[str, ...]:
     """The literal values in ``text`` (see :func:`has_literal`), casefolded, without the
     backticks and quotes around them."""
+    if "](" in text or "://" in text:
+        text = _ADDRESS.sub(" ", text)
     return tuple(dict.fromkeys(
         m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
         for m in _LITERAL.finditer(text)))
+
+
+def value_kind(question: str) -> str:
+    """The kind of literal that answers ``question``: ``"number"`` for a quantity (how
+    many, how long, 多少, いくつ), ``"name"`` for a way to do something (how do I, 怎么,
+    どうすれば: the option, flag or call to use), else ``"any"``."""
+    if _ASKS_QUANTITY.search(question):
+        return "number"
+    if _ASKS_WAY.search(question):
+        return "name"
+    return "any"
+
+
+def of_kind(values: Sequence[str], kind: str) -> list[str]:
+    """The ``values`` (from :func:`literals`) that are of ``kind`` (see :func:`value_kind`)."""
+    if kind == "number":
+        return [v for v in values if any(ch.isdigit() for ch in v)]
+    if kind == "name":
+        return [v for v in values if not _NUMBER.fullmatch(v)]
+    return list(values)
+
+
+def asks_default(question: str) -> bool:
+    """Whether ``question`` names the default (default, 默认, デフォルト, 既定)."""
+    return _DEFAULT.search(question) is not None
+
+
+def states_default(text: str) -> bool:
+    """Whether ``text`` gives a default value: the word "default" followed, within
+    :data:`DEFAULT_REACH` characters of the same sentence, by a literal value."""
+    for word in _DEFAULT.finditer(text):
+        window = text[word.end() : word.end() + DEFAULT_REACH + 40]
+        stop = _SENTENCE_END.search(window)
+        value = _LITERAL.search(window, 0, stop.start() if stop else len(window))
+        if value is not None and value.start() <= DEFAULT_REACH:
+            return True
+    return False
 
 
 def has_literal(text: str) -> bool:
@@ -128,6 +197,8 @@ def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
         for index, sentence in enumerate(sentences):
             if sentence.heading or not sentence.terms:
                 continue
+            if sentence.code and _lone_code(chunk.text, sentences, index):
+                continue  # quoted with the sentence that introduces it, never alone
             following = sentences[index + 1] if index + 1 < len(sentences) else None
             if following is not None and (following.heading or not following.terms):
                 following = None
@@ -141,6 +212,16 @@ def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
                     and following.end - sentence.start <= MAX_PAIR_CHARS):
                 out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
     return out
+
+
+def _lone_code(text: str, sentences: list[_Sentence], index: int) -> bool:
+    """Whether sentence ``index`` is the only line of a fenced code block: a command or a
+    call to type, which says nothing true on its own (``redirect(url, status_code=301)``
+    beside the prose that gives the rule)."""
+    before = sentences[index - 1] if index else None
+    after = sentences[index + 1] if index + 1 < len(sentences) else None
+    return (before is not None and after is not None
+            and bool(_FENCE.match(text, before.start)) and bool(_FENCE.match(text, after.start)))
 
 
 def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[_Sentence],
@@ -165,7 +246,7 @@ def _sentences(text: str) -> list[_Sentence]:
         piece = text[start:end]
         line_start = text.rfind("\n", 0, start) + 1
         is_code = any(a <= start < b for a, b in code)
-        is_heading = _is_heading(text, start, end, line_start)
+        is_heading = not is_code and _is_heading(text, start, end, line_start)
         gap = text[previous_end:start]
         new_line = "\n" in gap
         if out and (
@@ -183,23 +264,29 @@ def _sentences(text: str) -> list[_Sentence]:
 
 
 def _is_heading(text: str, start: int, end: int, line_start: int) -> bool:
-    """An ATX heading line, or a line underlined with a reST adornment."""
+    """An ATX heading line, or a whole line underlined with a reST adornment, after a blank
+    line or an overline. (A sentence that shares its line with another, or the first line of a
+    ``::: tip`` container, stands above a closing ``:::`` without being a title.)"""
     if start == line_start and _ATX_HEADING.match(text, start):
         return True
     line_end = text.find("\n", end)
-    if line_end < 0 or text.find("\n", start, end) >= 0:
+    if line_end < 0 or text.find("\n", start, end) >= 0 or start != line_start:
+        return False
+    above = text[text.rfind("\n", 0, line_start - 1) + 1 : line_start - 1] if line_start else ""
+    if text[end:line_end].strip() or (above.strip() and not _ADORNMENT.match(above)):
         return False
     next_end = text.find("\n", line_end + 1)
     underline = text[line_end + 1 : next_end if next_end >= 0 else len(text)]
-    return bool(_ADORNMENT.match(underline)) and start == line_start
+    return bool(_ADORNMENT.match(underline))
 
 
 def introduced_end(text: str, end: int) -> int:
     """Where the block that the sentence ending at ``end`` introduces ends, or ``end``.
 
     A sentence ending in ":" (or "：") introduces what follows it: a code block (to its
-    closing fence), a list or table (to the first blank line after which no item follows),
-    or an indented block. Cut at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
+    closing fence), a list or table (to the first blank line after which neither an item nor
+    a line indented deeper than the sentence follows), or an indented block such as a reST
+    directive's body. Cut at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
     """
     if not _INTRODUCES.search(text, 0, end):
         return end
@@ -208,6 +295,7 @@ def introduced_end(text: str, end: int) -> int:
         return end
     first = text[lines[0][0] : lines[0][1]]
     fence = _FENCE.match(first)
+    base = _indent_at(text, text.rfind("\n", 0, end) + 1)
     stop = end
     for index, (a, b) in enumerate(lines):
         line = text[a:b]
@@ -220,13 +308,24 @@ def introduced_end(text: str, end: int) -> int:
             continue
         if not line.strip():
             following = lines[index + 1] if index + 1 < len(lines) else None
-            if following is None or not _LIST_ITEM.match(text, following[0]):
+            # After a blank line the block goes on with another list item, or with a line
+            # indented deeper than the introducing sentence: a list item's code block, the
+            # body of a reST directive (".. code-block::" and its indented lines).
+            if following is None or not (_LIST_ITEM.match(text, following[0])
+                                         or _indent_at(text, following[0]) > base):
                 break
             continue
         if index and _ATX_HEADING.match(line):
             break
         stop = b
     return stop
+
+
+def _indent_at(text: str, line_start: int) -> int:
+    """The indentation of the line starting at ``line_start``."""
+    line_end = text.find("\n", line_start)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    return len(line) - len(line.lstrip(" \t")) if line.strip() else 0
 
 
 def _lines_after(text: str, end: int) -> list[tuple[int, int]]:
