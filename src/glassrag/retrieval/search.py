@@ -66,6 +66,9 @@ class Retrieval:
     #: min_margin``) for dense evidence to count; None in the other modes.
     dense_margin: float | None = None
     dense_min_margin: float | None = None
+    #: Dense and hybrid: the query's own vector, so that the answer stage can compare the
+    #: query with what it quotes without running the model on the query again.
+    query_vector: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def dense_stands_out(self) -> bool:
@@ -300,7 +303,8 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseRetriever,
         found = _load_retrieval(store, principal, Mode.HYBRID, terms,
                                 {"bm25": lexical_found, "dense": dense_found}, settings,
                                 top_k, blocked_limit)
-    return dataclasses.replace(found, dense_margin=margin, dense_min_margin=needed)
+    return dataclasses.replace(found, dense_margin=margin, dense_min_margin=needed,
+                               query_vector=vector)
 
 
 def dense_margin(matches: Sequence[VectorMatch]) -> float | None:
