@@ -130,8 +130,8 @@ def test_dense_gate_sweep_is_exact(questions, tmp_path: Path) -> None:
     assert (report.gate_current["min_margin"], report.gate_current["min_quote_cosine"]) \
         == (0.0, 1.0)
     assert any(s["dense_margin"] is not None for s in report.signals)
-    at = {"min_coverage": report.recommended["min_coverage"],
-          "min_score": report.recommended["min_score"]}
+    at = {"min_coverage": report.current["min_coverage"],
+          "min_score": report.current["min_score"]}
     curve = report.gate_curve
     assert len({r["false_refusal"] for r in curve}) > 1, "the sweep must change an outcome"
     for row in (report.gate_recommended, report.gate_current, curve[0], curve[len(curve) // 2]):

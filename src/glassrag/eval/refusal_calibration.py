@@ -19,9 +19,9 @@ thresholds offline, judging each outcome with :func:`glassrag.eval.docs.judge`. 
 the pair that refuses the most unanswerable questions while refusing at most
 ``false_refusal_rate`` of the answerable ones (ties: more correct answers, then the stricter
 thresholds); with ``no_evidence_rate`` too, the pair with the most correct answers among
-those reaching both. The dense gate's pair is then swept the same way at the recommended
-``min_coverage`` and ``min_score`` (its margin and every quote's cosine are recorded with the
-gate open): exact in every dense mode, since neither changes what is retrieved.
+those reaching both. The dense gate's pair is then swept the same way at the ``min_coverage``
+and ``min_score`` in use (its margin and every quote's cosine are recorded with the gate
+open): exact in every dense mode, since neither changes what is retrieved.
 
 Exact for bm25 and dense mode (in dense mode a cut-off keeps a prefix of the dense ranking).
 In hybrid mode the dense cut-off also changes which candidates are fused; the sweep keeps the
@@ -78,9 +78,19 @@ class Signals:
     semantic: list[tuple[float, Row]] = field(default_factory=list)  # closest sentence per hit
     refused: Row = field(default_factory=dict)
     error: str | None = None
-    margin: float | None = None  # the dense margin (dense and hybrid)
+    # Dense and hybrid: the cosines of the question's dense candidates (gate open), from
+    # which the dense margin at any min_score follows, and the min_score in use.
+    candidates: list[float] = field(default_factory=list)
+    cut: float | None = None
     # The quote cosine of every answered row above, by the row's identity.
     quote_cosines: dict[int, float | None] = field(default_factory=dict)
+
+    def margin_at(self, cut: float | None) -> float | None:
+        """The dense margin retrieval measures with ``[dense] min_score`` ``cut``: over the
+        candidates at or above it (a cut keeps the best of the same ranking)."""
+        from glassrag.retrieval.search import cosine_margin
+
+        return cosine_margin([c for c in self.candidates if cut is None or c >= cut])
 
     def summary(self) -> dict[str, Any]:
         """The recorded signals, for the JSON report."""
@@ -93,7 +103,8 @@ class Signals:
                 "dense_top": round(max(cosines), 4) if cosines else None,
                 "semantic_best": round(max(s for s, _ in self.semantic), 4)
                 if self.semantic else None,
-                "dense_margin": None if self.margin is None else round(self.margin, 4),
+                "dense_margin": None if self.margin_at(self.cut) is None
+                else round(float(self.margin_at(self.cut) or 0.0), 4),
                 "error": self.error}
 
 
@@ -179,8 +190,10 @@ def calibrate(
     table = {(t, m): score(signals, t, m, used_mode, gate) for t in coverages for m in cosines}
     chosen, reachable = choose(table, false_refusal_rate, no_evidence_rate)
     now = table[(now_coverage, now_cosine)]
-    gates = _gate_sweep(signals, chosen, used_mode, gate, false_refusal_rate,
-                        no_evidence_rate) if gate is not None else None
+    # The gate is swept at the thresholds in use: exact in every mode (a hybrid min_score
+    # recommendation is an estimate, and it would move the margin's candidates too).
+    gates = _gate_sweep(signals, (now_coverage, now_cosine), used_mode, gate,
+                        false_refusal_rate, no_evidence_rate) if gate is not None else None
     return CalibrationReport(
         mode=used_mode, embedder=spec, false_refusal_rate=false_refusal_rate,
         current={**_thresholds(now_coverage, now_cosine), **now},
@@ -202,7 +215,8 @@ def _gate_sweep(signals: Sequence[Signals], at: tuple[float, float | None], mode
                 no_evidence_rate: float | None) -> dict[str, Any]:
     """The dense gate's pairs swept at the thresholds ``at``: today's, the recommended one
     (chosen as :func:`choose` chooses) and the quote-cosine curve at its margin."""
-    recorded = [s.margin for s in signals if s.margin is not None]
+    found = (s.margin_at(at[1]) for s in signals)
+    recorded = [m for m in found if m is not None]
     # Above every recorded margin: the gate then looks at the quote cosine alone.
     margins = _grid(recorded, MARGIN_STEP, {0.0, now[0], max(recorded, default=0.0)
                                             + MARGIN_STEP})
@@ -210,7 +224,7 @@ def _gate_sweep(signals: Sequence[Signals], at: tuple[float, float | None], mode
                    COSINE_STEP, {now[1], NO_RESCUE})
     drafted = [(s, _drafted(s, *at, mode)) for s in signals]  # the gate comes last
     table: dict[tuple[float, float | None], dict[str, Any]] = {
-        (m, q): _rates([_gated(s, row, (m, q)) for s, row in drafted])
+        (m, q): _rates([_gated(s, row, (m, q), at[1]) for s, row in drafted])
         for m in margins for q in quotes}
     (margin, chosen), _ = choose(table, false_refusal_rate, no_evidence_rate)
     quote = NO_RESCUE if chosen is None else chosen  # every key has a quote cosine
@@ -253,7 +267,9 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         # What status_and_draft() refuses whatever the thresholds swept here: a name no readable
         # document mentions. The dense gate is swept: its margin is recorded.
         hits = list(found.hits) if not found.unknown_names else []
-        out.margin = found.dense_margin
+        if req.dense is not None and mode in DENSE_MODES and found.query_vector is not None:
+            out.candidates = _candidates(kb, req, found.query_vector)
+            out.cut = kb.settings.dense.min_cosine(req.dense.spec)
         out.hits = [h.chunk.chunk_id for h in hits]
         out.dense = [h.scores.get("dense") for h in hits]
         lists = [hits] if mode != "dense" else [hits[:n] for n in range(1, len(hits) + 1)]
@@ -263,12 +279,25 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         if req.dense is not None and mode in DENSE_MODES:
             once = _QuestionOnce(req.dense.embedder)
             out.semantic = [_semantic(question, hit, hits, once, settings) for hit in hits]
-            if out.margin is not None:
+            if len(out.candidates) > 1:  # a margin to fall short of
                 _quote_cosines(out, once)
     except GlassragError as exc:  # recorded as ask would report it; the sweep goes on
         out.error = exc.message
         out.refused = judge(question, None, exc.message)
     return out
+
+
+def _candidates(kb: KnowledgeBase, req: Any, vector: Any) -> list[float]:
+    """The cosines of the question's permitted dense candidates, as retrieval reads them
+    (``[dense] candidates``, at least ``top_k``) with no cut."""
+    from glassrag.retrieval.search import readable_sets
+
+    settings = kb.settings.dense
+    with kb.lock:
+        matches = req.dense.search(vector, readable_sets(kb.store, req.principal),
+                                   max(req.top_k, settings.candidates), 0, -1.0,
+                                   exact=req.conceal)[0]
+    return [m.score for m in matches]
 
 
 def _quote_cosines(out: Signals, embedder: Any) -> None:
@@ -369,12 +398,14 @@ def outcome(s: Signals, coverage: float, cosine: float | None, mode: str,
     :func:`glassrag.pipeline.status_and_draft`: the extractive draft first, then the
     semantic fallback among close hits, then the dense gate (``(min_margin,
     min_quote_cosine)``)."""
-    return _gated(s, _drafted(s, coverage, cosine, mode), gate)
+    return _gated(s, _drafted(s, coverage, cosine, mode), gate, cosine)
 
 
-def _gated(s: Signals, row: Row, gate: Gate) -> Row:
-    """``row`` after the dense gate: refused when the margin and the quote are both weak."""
-    if gate is None or s.margin is None or s.margin >= gate[0] or row is s.refused:
+def _gated(s: Signals, row: Row, gate: Gate, cut: float | None) -> Row:
+    """``row`` after the dense gate (the margin measured at min_score ``cut``): refused
+    when the margin and the quote are both weak."""
+    margin = s.margin_at(cut) if gate is not None else None
+    if gate is None or margin is None or margin >= gate[0] or row is s.refused:
         return row
     quoted = s.quote_cosines.get(id(row))
     if gate[1] < NO_RESCUE and quoted is not None and quoted >= gate[1]:

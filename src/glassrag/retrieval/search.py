@@ -312,10 +312,14 @@ def dense_margin(matches: Sequence[VectorMatch]) -> float | None:
     or None with fewer than two. A cosine relative to the query's own candidates: embedders
     differ in where unrelated text scores (e5 puts it at 0.8-0.93), not in the passage that
     answers standing out from the rest."""
-    if len(matches) < 2:
+    return cosine_margin([m.score for m in matches])
+
+
+def cosine_margin(cosines: Sequence[float]) -> float | None:
+    """:func:`dense_margin` of the cosines themselves."""
+    if len(cosines) < 2:
         return None
-    scores = sorted((m.score for m in matches), reverse=True)
-    return scores[0] - float(statistics.median(scores))
+    return max(cosines) - float(statistics.median(cosines))
 
 
 class Matches(NamedTuple):
