@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glassrag.answer.dense_gate import NO_RESCUE, refusal
 from glassrag.answer.extractive import extractive_answer, semantic_answer
 from glassrag.answer.verify import verify
 from glassrag.disclosure import disclose
@@ -103,6 +104,14 @@ class Request:
             return None
         return self.dense_settings.min_cosine(self.dense.spec if self.dense else None)
 
+    @property
+    def min_quote_cosine(self) -> float:
+        """The quote cosine that rescues evidence short of its margin (``"auto"``
+        resolved; no rescue without dense settings)."""
+        if self.dense_settings is None:
+            return NO_RESCUE
+        return self.dense_settings.quote_cosine(self.dense.spec if self.dense else None)
+
 
 def validate(question: str, top_k: int, field: str = "question") -> str:
     """The stripped question (or query: errors name ``field``), checked as every search's
@@ -170,8 +179,11 @@ def retrieve_with_rewrite(store: Store, lexical: SearchIndex, req: Request,
 
 def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
            dense: DenseRetriever | None = None, min_score: float | None = None,
+           min_quote_cosine: float = NO_RESCUE, *, same_query: bool = False,
            ) -> tuple[str, Draft | None]:
     """The true status before any answer is shown: answer only from permitted evidence.
+    The draft is the answer's, or, when a quote was refused by the dense gate, the
+    ``no_evidence`` draft saying why (for the trace).
 
     Blocked evidence counts as "matching" only if it would itself pass the answer threshold,
     so a stray shared word in a secret document does not turn no_evidence into blocked.
@@ -179,28 +191,36 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
     no sentence covers the question's words (a paraphrase), the sentence closest in meaning
     is quoted instead. A question naming something no readable document mentions
     (``found.unknown_names``) gets no permitted answer in any mode, nor, in dense and hybrid
-    modes, one whose best dense hit does not stand out from the question's other dense
-    candidates (``found.dense_stands_out``: every passage is about as close as any other).
+    modes, a quote whose best dense hit does not stand out from the question's other dense
+    candidates (``found.dense_stands_out``) unless the quote itself has a cosine of at least
+    ``min_quote_cosine`` to the question (:mod:`glassrag.answer.dense_gate`).
+    ``same_query``: ``question`` is the query ``found`` was retrieved for, so its vector is
+    reused.
     """
     semantic = dense is not None and found.mode in ("dense", "hybrid")
-    if found.hits and found.dense_stands_out:
+    refused: Draft | None = None
+    if found.hits:
         # A name no readable document mentions (found.unknown_names) refuses every quote.
         draft = extractive_answer(question, found.hits, settings,
                                   unknown_names=found.unknown_names)
-        if draft.status == ANSWERED:
-            return ANSWERED, draft
-        if semantic and dense is not None and not found.unknown_names:
+        if draft.status != ANSWERED and semantic and dense is not None \
+                and not found.unknown_names:
             close = [h for h in found.hits if h.scores.get("dense", -1.0) >= (min_score or 0)]
             if close:
-                meaning = semantic_answer(question, close, dense.embedder, min_score or 0.0,
-                                          settings)
-                if meaning.status == ANSWERED:
-                    return ANSWERED, meaning
+                draft = semantic_answer(question, close, dense.embedder, min_score or 0.0,
+                                        settings)
+        if draft.status == ANSWERED:
+            refused = refusal(question, found, draft, dense.embedder if dense else None,
+                              min_quote_cosine, found.query_vector if same_query else None)
+            if refused is None:
+                return ANSWERED, draft
+    # The refusal's draft goes with BLOCKED as with NO_EVIDENCE: it is built from permitted
+    # evidence alone, so whether it is there says nothing about hidden documents.
     if _blocked_would_answer(question, found, settings):
-        return BLOCKED, None
+        return BLOCKED, refused
     if semantic and any(h.scores.get("dense", -1.0) >= (min_score or 0) for h in found.blocked):
-        return BLOCKED, None
-    return NO_EVIDENCE, None
+        return BLOCKED, refused
+    return NO_EVIDENCE, refused
 
 
 def decide_or_defer(req: Request, found: Retrieval, settings: AnswerSettings,
@@ -257,10 +277,12 @@ def ask(store: Store, lexical: SearchIndex, settings: Settings, req: Request,
     else:
         status = decided
         lap("answer")
-        if draft is not None:
+        if draft is not None and draft.status == ANSWERED:
             verification = verify(draft, found.hits, blocked_chunk_ids=blocked_ids)
             status = ANSWERED if verification.ok else UNVERIFIED
             attempts = [_extractive_attempt(draft, verification)]
+        elif draft is not None:  # a quote the dense gate refused: the trace says why
+            attempts = [_extractive_attempt(draft, None)]
         lap("verify")
     citations = verification.citations if (status == ANSWERED and verification.ok) else ()
     reported = disclose(status, found.blocked_count, conceal=req.conceal).status
@@ -302,15 +324,17 @@ def status_and_draft_with_rewrite(req: Request, found: Retrieval, settings: Answ
     question's own words are not covered: a paraphrase shares few words with the chunk that
     answers it, and the rewrite is what found that chunk. The answer is still verbatim and
     verified; a model answerer is always given the user's question, never the rewrite."""
-    min_score = req.min_score
-    status, draft = status_and_draft(req.question, found, settings, req.dense, min_score)
+    min_score, min_quote = req.min_score, req.min_quote_cosine
+    # Only the question's own, unfused retrieval carries its vector.
+    status, draft = status_and_draft(req.question, found, settings, req.dense, min_score,
+                                     min_quote, same_query=True)
     if status == ANSWERED or rewrite.query is None:
         return status, draft
     second, second_draft = status_and_draft(rewrite.query, found, settings, req.dense,
-                                            min_score)
+                                            min_score, min_quote)
     if second == ANSWERED:
         return second, second_draft
-    return (BLOCKED if BLOCKED in (status, second) else status), None
+    return (BLOCKED if BLOCKED in (status, second) else status), draft or second_draft
 
 
 def _blocked_would_answer(question: str, found: Retrieval, settings: AnswerSettings) -> bool:
@@ -319,15 +343,19 @@ def _blocked_would_answer(question: str, found: Retrieval, settings: AnswerSetti
     )
 
 
-def _extractive_attempt(draft: Draft, verification: Verification) -> dict[str, Any]:
-    return {
+def _extractive_attempt(draft: Draft, verification: Verification | None) -> dict[str, Any]:
+    """The extractive draft as a trace attempt; without ``verification`` for a refusal,
+    which shows nothing to verify."""
+    attempt: dict[str, Any] = {
         "answerer": draft.answerer,
         "draft": {"status": draft.status, "text": draft.text,
                   "citations": [{"chunk_id": c.chunk_id, "quote": c.quote}
                                 for c in draft.citations],
                   "notes": draft.notes},
-        "verification": verification.to_dict(),
     }
+    if verification is not None:
+        attempt["verification"] = verification.to_dict()
+    return attempt
 
 
 def _candidate(hit: Hit, permitted: bool, selected: bool) -> TraceCandidate:

@@ -148,10 +148,19 @@ MIN_SCORE_BY_KIND = {"e5": 0.8}
 # dense candidates for dense or hybrid evidence to count, for ``[dense] min_margin = "auto"``.
 # A relative cut works where an absolute one cannot: multilingual-e5-small scores unrelated
 # passages 0.80-0.93, but the passage that answers stands out from the query's other
-# candidates. 0.02 for e5 was chosen on the docs-qa development set (docs/evaluation.md);
-# other kinds are not measured and the margin is off (0.0).
+# candidates. Other kinds are not measured and the margin is off (0.0).
 DEFAULT_MIN_MARGIN = 0.0
-MIN_MARGIN_BY_KIND = {"e5": 0.02}
+MIN_MARGIN_BY_KIND = {"e5": 0.045}
+# Evidence whose margin falls short still answers when the quote itself is close in meaning
+# to the question: the cosine between the question and the quoted sentence, for ``[dense]
+# min_quote_cosine = "auto"``. A flat candidate list is common for a question that is
+# answered in one sentence of a long page, and rare for a near miss whose nearest sentence
+# is also close; the two together refuse more unanswerable questions, and fewer answerable
+# ones, than either alone. e5's pair (0.045, 0.88) was chosen with ``glassrag evaluate
+# --calibrate`` on the docs-qa development set (docs/evaluation.md). 1.0 for the other kinds:
+# no quote rescues evidence that does not stand out, so a margin set for them refuses alone.
+DEFAULT_MIN_QUOTE_COSINE = 1.0
+MIN_QUOTE_COSINE_BY_KIND = {"e5": 0.88}
 
 
 class DenseSettings(_Section):
@@ -161,6 +170,8 @@ class DenseSettings(_Section):
     min_score: float | Literal["auto"] = "auto"
     # "auto": MIN_MARGIN_BY_KIND, else DEFAULT_MIN_MARGIN.
     min_margin: float | Literal["auto"] = "auto"
+    # "auto": MIN_QUOTE_COSINE_BY_KIND, else DEFAULT_MIN_QUOTE_COSINE.
+    min_quote_cosine: float | Literal["auto"] = "auto"
     fusion: Fusion = Fusion.WEIGHTED
     rrf_k: int = Field(default=60, gt=0)
     bm25_weight: float = Field(default=1.0, ge=0.0)
@@ -175,6 +186,14 @@ class DenseSettings(_Section):
     def _cosine(cls, value: float | str) -> float | str:
         if isinstance(value, float) and not -1.0 <= value <= 1.0:
             raise ValueError("min_score must be a cosine similarity in [-1, 1] or \"auto\"")
+        return value
+
+    @field_validator("min_quote_cosine")
+    @classmethod
+    def _quote_cosine(cls, value: float | str) -> float | str:
+        if isinstance(value, float) and not -1.0 <= value <= 1.0:
+            raise ValueError("min_quote_cosine must be a cosine similarity in [-1, 1] or "
+                             "\"auto\"")
         return value
 
     @field_validator("min_margin")
@@ -198,6 +217,13 @@ class DenseSettings(_Section):
             return self.min_margin
         kind = (spec or self.embedder).partition(":")[0]
         return MIN_MARGIN_BY_KIND.get(kind, DEFAULT_MIN_MARGIN)
+
+    def quote_cosine(self, spec: str | None = None) -> float:
+        """``min_quote_cosine`` as a number; "auto" as for :meth:`min_cosine`."""
+        if not isinstance(self.min_quote_cosine, str):
+            return self.min_quote_cosine
+        kind = (spec or self.embedder).partition(":")[0]
+        return MIN_QUOTE_COSINE_BY_KIND.get(kind, DEFAULT_MIN_QUOTE_COSINE)
 
 
 class AnswerSettings(_CheckedSection):
@@ -509,9 +535,13 @@ embedder = ""
 # ~0.8), 0.3 for the others (right for all-MiniLM-L6-v2).
 min_score = "auto"
 # Dense and hybrid answers also need the best dense hit to stand out: its cosine at least
-# this much above the median cosine of the question's own dense candidates. "auto": 0.02
+# this much above the median cosine of the question's own dense candidates. "auto": 0.045
 # for e5: (measured on real documentation), 0.0 (off) for the others.
 min_margin = "auto"
+# ... or the quote to be close in meaning to the question: evidence that does not stand out
+# still answers when the cosine between the question and the quoted sentence reaches this.
+# "auto": 0.88 for e5:, 1.0 (no quote rescues) for the others.
+min_quote_cosine = "auto"
 # Hybrid fusion: "weighted" (sum of min-max normalised scores times the weights below; it
 # beat RRF on every BEIR set measured) or "rrf" (reciprocal rank fusion, ranks only).
 fusion = "weighted"

@@ -98,7 +98,7 @@ def test_min_margin_auto_is_per_embedder_kind_and_validated() -> None:
 
     from glassrag.settings import DenseSettings
 
-    assert DenseSettings().margin("e5:multilingual-e5-small") == 0.02
+    assert DenseSettings().margin("e5:multilingual-e5-small") == 0.045
     assert DenseSettings().margin("st:all-MiniLM-L6-v2") == 0.0
     assert DenseSettings(min_margin=0.05).margin("e5:x") == 0.05
     with pytest.raises(ValidationError):

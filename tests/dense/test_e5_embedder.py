@@ -174,6 +174,16 @@ def test_chinese_paraphrase_found_by_e5_not_bm25(e5: E5Embedder, kb: KnowledgeBa
     assert dense.hits[0].scores["dense"] == pytest.approx(float(expected), abs=1e-4)
     hybrid = kb.search(ZH_QUESTION, mode="hybrid", top_k=4)
     assert hybrid.hits[0].chunk.doc_id == "retrieval"
+    # Four short notes, none of which stands out much for so vague a question (margin
+    # ~0.03), and a quote e5 puts at ~0.876 from it: e5's default dense gate (margin 0.045,
+    # quote cosine 0.88) refuses it, and says why in the trace.
+    refused = kb.ask(ZH_QUESTION, mode="dense")
+    assert refused.status == "no_evidence"
+    notes = kb.trace(refused.trace_id, principal=Principal("root", admin=True))[
+        "attempts"][0]["draft"]["notes"]
+    assert notes["refused_chunks"] == ["retrieval#1"] and notes["quote_cosine"] < 0.88
+    # With the margin alone at its former 0.02, the paraphrase is quoted from the right note.
+    kb.settings.dense.min_margin = 0.02
     answer = kb.ask(ZH_QUESTION, mode="dense")
     assert answer.status == "answered" and answer.citations[0].doc_id == "retrieval"
 

@@ -118,3 +118,64 @@ def test_cli_calibrate(tmp_path: Path) -> None:
     both = subprocess.run([*base, "--calibrate", "--min-coverage", "0.4"], capture_output=True,
                           text=True, timeout=300, cwd=tmp_path)
     assert both.returncode == 2 and "drop --min-coverage" in both.stderr
+
+
+def test_dense_gate_sweep_is_exact(questions, tmp_path: Path) -> None:
+    """The dense gate's pairs (``min_margin``, ``min_quote_cosine``) score what eval then
+    measures with them: the margin and every quote's cosine are recorded with the gate open."""
+    report = calibrate(questions, DOCS, kb_path=tmp_path / "kb", mode="dense",
+                       embedder="hash:64", false_refusal_rate=0.6)
+    assert report.gate_current is not None and report.gate_recommended is not None
+    # "auto" for a hash embedder: no margin, no rescue.
+    assert (report.gate_current["min_margin"], report.gate_current["min_quote_cosine"]) \
+        == (0.0, 1.0)
+    assert any(s["dense_margin"] is not None for s in report.signals)
+    at = {"min_coverage": report.current["min_coverage"],
+          "min_score": report.current["min_score"]}
+    curve = report.gate_curve
+    assert len({r["false_refusal"] for r in curve}) > 1, "the sweep must change an outcome"
+    for row in (report.gate_recommended, report.gate_current, curve[0], curve[len(curve) // 2]):
+        measured = run_docs_eval(
+            questions, DOCS, kb_path=tmp_path / "kb", mode="dense", embedder="hash:64",
+            overrides={"answer": {"min_coverage": at["min_coverage"]},
+                       "dense": {"min_score": at["min_score"], "min_margin": row["min_margin"],
+                                 "min_quote_cosine": row["min_quote_cosine"]}}).overall
+        assert _scored(row) == _scored(measured), row
+    text = "\n".join(report.lines())
+    assert "dense gate" in text and "min_quote_cosine sweep" in text
+
+
+def test_a_no_evidence_target_prefers_correct_answers() -> None:
+    from glassrag.eval.refusal_calibration import choose
+
+    def figures(answered: float, false_refusal: float, no_evidence: float) -> dict:
+        return {"answered_correct": answered, "false_refusal": false_refusal,
+                "no_evidence": no_evidence}
+
+    table = {(0.1, 0.8): figures(0.60, 0.05, 0.78), (0.2, 0.8): figures(0.55, 0.09, 0.86),
+             (0.3, 0.8): figures(0.62, 0.04, 0.50)}
+    # Without it: the most refusals of unanswerable questions within the budget.
+    assert choose(table, 0.1) == ((0.2, 0.8), True)
+    # With it: the most correct answers among the pairs reaching both targets.
+    assert choose(table, 0.1, 0.75) == ((0.1, 0.8), True)
+    # Out of reach: as without it.
+    assert choose(table, 0.1, 0.95) == ((0.2, 0.8), True)
+
+
+def test_cli_dense_gate_options(tmp_path: Path) -> None:
+    base = [sys.executable, "-m", "glassrag", "--kb", str(tmp_path / "kb"), "eval",
+            str(QUESTIONS), "--docs", str(DOCS), "--mode", "dense", "--embedder", "hash:64",
+            "--min-margin", "2.0", "--json"]
+
+    def answered(*extra: str) -> float:
+        done = subprocess.run([*base, *extra], capture_output=True, text=True, timeout=300,
+                              cwd=tmp_path)
+        assert done.returncode == 0, done.stderr  # in dense mode every question is asked
+        return json.loads(done.stdout)["groups"]["overall"]["all"]["answered_correct"]
+
+    # No evidence stands out by 2.0: only a quote close enough answers (a question with
+    # fewer than two dense candidates has no margin, so no gate).
+    assert answered("--min-quote-cosine", "1.0") < answered("--min-quote-cosine", "-1.0")
+    both = subprocess.run([*base, "--calibrate"], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert both.returncode == 2 and "--min-margin" in both.stdout  # --json: the error as JSON

@@ -141,6 +141,10 @@ def _pair(row: Mapping[str, Any]) -> str:
     return f"[answer] min_coverage {row['min_coverage']}{cosine}"
 
 
+def _gate(row: dict[str, Any]) -> str:
+    return f"min_margin {row['min_margin']}, min_quote_cosine {row['min_quote_cosine']}"
+
+
 def calibration_lines(report: Any) -> list[str]:
     """The recommendation, today's thresholds for comparison, and the sweep around it."""
     n = len(report.signals)
@@ -166,6 +170,17 @@ def calibration_lines(report: Any) -> list[str]:
         step = max(len(report.cosine_curve) // 25, 1)
         lines += [f"  {row['min_score']:>6.3f}  {_figures(row)}"
                   for row in report.cosine_curve[::step]]
+    if report.gate_recommended is not None:
+        lines += ["", "dense gate (refuse when the margin is under min_margin and the quote's "
+                  "cosine under min_quote_cosine)",
+                  f"recommended: {_gate(report.gate_recommended)}",
+                  f"  would score: {_figures(report.gate_recommended)}",
+                  f"current:     {_gate(report.gate_current)}",
+                  f"  scores:      {_figures(report.gate_current)}",
+                  f"min_quote_cosine sweep (min_margin {report.gate_recommended['min_margin']})"]
+        step = max(len(report.gate_curve) // 25, 1)
+        lines += [f"  {row['min_quote_cosine']:>6.3f}  {_figures(row)}"
+                  for row in report.gate_curve[::step]]
     errors = [s for s in report.signals if s["error"]]
     if errors:
         lines += ["", f"questions that failed ({len(errors)}; counted as not answered):"]

@@ -1,12 +1,16 @@
 """Calibrated refusals: which ``no_evidence`` thresholds to use, measured on your questions.
 
-The extractive answerer refuses (``no_evidence``) on two gates:
+The extractive answerer refuses (``no_evidence``) on these gates:
 
 * ``[answer] min_coverage``: the weighted share of the question's terms the best sentence
   must cover (every mode);
 * ``[dense] min_score`` (dense and hybrid): the cosine a hit needs to count as evidence, and
   a sentence needs for the semantic fallback (the sentence closest in meaning is quoted when
   no sentence covers the question's words). It also cuts the dense candidates retrieval uses.
+* ``[dense] min_margin`` with ``[dense] min_quote_cosine`` (dense and hybrid): a quote is
+  refused when the best dense hit does not stand out from the question's dense candidates
+  by ``min_margin`` and the quote's own cosine to the question is under
+  ``min_quote_cosine`` (:mod:`glassrag.answer.dense_gate`).
 
 :func:`calibrate` retrieves each question once with both gates open (dense cut-off -1),
 records per question the signals the gates look at (the extractive draft at each coverage
@@ -14,7 +18,10 @@ threshold, each hit's cosine and its closest sentence's cosine) and then sweeps 
 thresholds offline, judging each outcome with :func:`glassrag.eval.docs.judge`. It recommends
 the pair that refuses the most unanswerable questions while refusing at most
 ``false_refusal_rate`` of the answerable ones (ties: more correct answers, then the stricter
-thresholds).
+thresholds); with ``no_evidence_rate`` too, the pair with the most correct answers among
+those reaching both. The dense gate's pair is then swept the same way at the ``min_coverage``
+and ``min_score`` in use (its margin and every quote's cosine are recorded with the gate
+open): exact in every dense mode, since neither changes what is retrieved.
 
 Exact for bm25 and dense mode (in dense mode a cut-off keeps a prefix of the dense ranking).
 In hybrid mode the dense cut-off also changes which candidates are fused; the sweep keeps the
@@ -29,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from glassrag.answer.dense_gate import NO_RESCUE
 from glassrag.errors import GlassragError, InvalidInput
 from glassrag.eval.docs import (
     EVAL_PRINCIPAL,
@@ -49,6 +57,10 @@ if TYPE_CHECKING:
 COVERAGE_GRID = tuple(round(i * 0.025, 3) for i in range(41))
 #: Cosine thresholds tried are the recorded cosines rounded to this step.
 COSINE_STEP = 0.005
+#: Margins tried are the recorded dense margins rounded to this step.
+MARGIN_STEP = 0.0025
+#: At most this many values of each of the dense gate's two thresholds are tried.
+GATE_GRID = 60
 SCORED = ("answered_correct", "cited_correct", "both_correct", "false_refusal", "no_evidence")
 
 Row = dict[str, Any]
@@ -66,6 +78,19 @@ class Signals:
     semantic: list[tuple[float, Row]] = field(default_factory=list)  # closest sentence per hit
     refused: Row = field(default_factory=dict)
     error: str | None = None
+    # Dense and hybrid: the cosines of the question's dense candidates (gate open), from
+    # which the dense margin at any min_score follows, and the min_score in use.
+    candidates: list[float] = field(default_factory=list)
+    cut: float | None = None
+    # The quote cosine of every answered row above, by the row's identity.
+    quote_cosines: dict[int, float | None] = field(default_factory=dict)
+
+    def margin_at(self, cut: float | None) -> float | None:
+        """The dense margin retrieval measures with ``[dense] min_score`` ``cut``: over the
+        candidates at or above it (a cut keeps the best of the same ranking)."""
+        from glassrag.retrieval.search import cosine_margin
+
+        return cosine_margin([c for c in self.candidates if cut is None or c >= cut])
 
     def summary(self) -> dict[str, Any]:
         """The recorded signals, for the JSON report."""
@@ -77,7 +102,10 @@ class Signals:
                 "coverage": max(answering) if answering else None,
                 "dense_top": round(max(cosines), 4) if cosines else None,
                 "semantic_best": round(max(s for s, _ in self.semantic), 4)
-                if self.semantic else None, "error": self.error}
+                if self.semantic else None,
+                "dense_margin": None if self.margin_at(self.cut) is None
+                else round(float(self.margin_at(self.cut) or 0.0), 4),
+                "error": self.error}
 
 
 @dataclass
@@ -93,6 +121,12 @@ class CalibrationReport:
     signals: list[dict[str, Any]]
     builds: list[CorpusBuild]
     exact: bool
+    no_evidence_rate: float | None = None
+    # The dense gate (dense and hybrid): today's pair, the recommended one, and the sweep of
+    # min_quote_cosine at the recommended min_margin, each with its figures.
+    gate_current: dict[str, Any] | None = None
+    gate_recommended: dict[str, Any] | None = None
+    gate_curve: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -114,9 +148,11 @@ def calibrate(
     top_k: int | None = None,
     principal: Principal | None = None,
     false_refusal_rate: float = 0.1,
+    no_evidence_rate: float | None = None,
     progress: Progress | None = None,
 ) -> CalibrationReport:
-    """Recommend ``min_coverage`` (and, dense/hybrid, ``min_score``) for ``questions``.
+    """Recommend ``min_coverage`` (and, dense/hybrid, ``min_score``, then ``min_margin`` and
+    ``min_quote_cosine``) for ``questions``.
 
     Folders and knowledge bases are handled as :func:`glassrag.eval.docs.run_docs_eval`
     does. The answerer is the extractive one, whatever the ``[llm]`` settings say.
@@ -124,12 +160,16 @@ def calibrate(
     if not 0.0 <= false_refusal_rate <= 1.0:
         raise InvalidInput("the false-refusal rate must be between 0 and 1",
                            field="false_refusal_rate")
+    if no_evidence_rate is not None and not 0.0 <= no_evidence_rate <= 1.0:
+        raise InvalidInput("the no_evidence rate must be between 0 and 1",
+                           field="no_evidence_rate")
     principal = principal or EVAL_PRINCIPAL
     signals: list[Signals] = []
     builds: list[CorpusBuild] = []
     now_coverage, now_cosine = 0.3, None
     used_mode, spec = mode or "bm25", embedder
     coverages: list[float] = list(COVERAGE_GRID)
+    gate: Gate = None
     with _knowledge_bases(questions, docs, kb, kb_path, embedder, mode) as plan:
         for build, base, asked in plan:
             builds.append(build)
@@ -138,6 +178,8 @@ def calibrate(
             spec = side.spec if side is not None else None
             now_coverage = base.settings.answer.min_coverage
             now_cosine = base.settings.dense.min_cosine(spec) if side else None
+            gate = ((base.settings.dense.margin(spec), base.settings.dense.quote_cosine(spec))
+                    if side else None)
             coverages = _with(COVERAGE_GRID, now_coverage)
             for question in asked:
                 signals.append(record(base, question, principal, used_mode, embedder, top_k,
@@ -145,9 +187,13 @@ def calibrate(
                 if progress is not None:
                     progress(len(signals), len(questions))
     cosines = _cosine_grid(signals, now_cosine) if spec else [None]
-    table = {(t, m): score(signals, t, m, used_mode) for t in coverages for m in cosines}
-    chosen, reachable = choose(table, false_refusal_rate)
+    table = {(t, m): score(signals, t, m, used_mode, gate) for t in coverages for m in cosines}
+    chosen, reachable = choose(table, false_refusal_rate, no_evidence_rate)
     now = table[(now_coverage, now_cosine)]
+    # The gate is swept at the thresholds in use: exact in every mode (a hybrid min_score
+    # recommendation is an estimate, and it would move the margin's candidates too).
+    gates = _gate_sweep(signals, (now_coverage, now_cosine), used_mode, gate,
+                        false_refusal_rate, no_evidence_rate) if gate is not None else None
     return CalibrationReport(
         mode=used_mode, embedder=spec, false_refusal_rate=false_refusal_rate,
         current={**_thresholds(now_coverage, now_cosine), **now},
@@ -157,7 +203,37 @@ def calibrate(
         cosine_curve=[{**_thresholds(chosen[0], m), **table[(chosen[0], m)]}
                       for m in cosines] if spec else [],
         signals=[s.summary() for s in signals], builds=builds,
-        exact=used_mode != "hybrid")
+        exact=used_mode != "hybrid", no_evidence_rate=no_evidence_rate,
+        **(gates or {}))
+
+
+Gate = tuple[float, float] | None  # (min_margin, min_quote_cosine), in dense modes
+
+
+def _gate_sweep(signals: Sequence[Signals], at: tuple[float, float | None], mode: str,
+                now: tuple[float, float], false_refusal_rate: float,
+                no_evidence_rate: float | None) -> dict[str, Any]:
+    """The dense gate's pairs swept at the thresholds ``at``: today's, the recommended one
+    (chosen as :func:`choose` chooses) and the quote-cosine curve at its margin."""
+    found = (s.margin_at(at[1]) for s in signals)
+    recorded = [m for m in found if m is not None]
+    # Above every recorded margin: the gate then looks at the quote cosine alone.
+    margins = _grid(recorded, MARGIN_STEP, {0.0, now[0], max(recorded, default=0.0)
+                                            + MARGIN_STEP})
+    quotes = _grid([c for s in signals for c in s.quote_cosines.values() if c is not None],
+                   COSINE_STEP, {now[1], NO_RESCUE})
+    drafted = [(s, _drafted(s, *at, mode)) for s in signals]  # the gate comes last
+    table: dict[tuple[float, float | None], dict[str, Any]] = {
+        (m, q): _rates([_gated(s, row, (m, q), at[1]) for s, row in drafted])
+        for m in margins for q in quotes}
+    (margin, chosen), _ = choose(table, false_refusal_rate, no_evidence_rate)
+    quote = NO_RESCUE if chosen is None else chosen  # every key has a quote cosine
+
+    def pair(m: float, q: float) -> dict[str, Any]:
+        return {"min_margin": m, "min_quote_cosine": q, **table[(m, q)]}
+
+    return {"gate_current": pair(*now), "gate_recommended": pair(margin, quote),
+            "gate_curve": [pair(margin, q) for q in quotes]}
 
 
 def _thresholds(coverage: float, cosine: float | None) -> dict[str, Any]:
@@ -189,8 +265,11 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
             found = run_retrieval(kb.store, kb.lexical, req)
         settings = kb.settings.answer
         # What status_and_draft() refuses whatever the thresholds swept here: a name no readable
-        # document mentions, dense evidence that does not stand out ([dense] min_margin).
-        hits = list(found.hits) if found.dense_stands_out and not found.unknown_names else []
+        # document mentions. The dense gate is swept: its margin is recorded.
+        hits = list(found.hits) if not found.unknown_names else []
+        if req.dense is not None and mode in DENSE_MODES and found.query_vector is not None:
+            out.candidates = _candidates(kb, req, found.query_vector)
+            out.cut = kb.settings.dense.min_cosine(req.dense.spec)
         out.hits = [h.chunk.chunk_id for h in hits]
         out.dense = [h.scores.get("dense") for h in hits]
         lists = [hits] if mode != "dense" else [hits[:n] for n in range(1, len(hits) + 1)]
@@ -200,10 +279,43 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         if req.dense is not None and mode in DENSE_MODES:
             once = _QuestionOnce(req.dense.embedder)
             out.semantic = [_semantic(question, hit, hits, once, settings) for hit in hits]
+            if len(out.candidates) > 1:  # a margin to fall short of
+                _quote_cosines(out, once)
     except GlassragError as exc:  # recorded as ask would report it; the sweep goes on
         out.error = exc.message
         out.refused = judge(question, None, exc.message)
     return out
+
+
+def _candidates(kb: KnowledgeBase, req: Any, vector: Any) -> list[float]:
+    """The cosines of the question's permitted dense candidates, as retrieval reads them
+    (``[dense] candidates``, at least ``top_k``) with no cut."""
+    from glassrag.retrieval.search import readable_sets
+
+    settings = kb.settings.dense
+    with kb.lock:
+        matches = req.dense.search(vector, readable_sets(kb.store, req.principal),
+                                   max(req.top_k, settings.candidates), 0, -1.0,
+                                   exact=req.conceal)[0]
+    return [m.score for m in matches]
+
+
+def _quote_cosines(out: Signals, embedder: Any) -> None:
+    """The quote cosine (:func:`glassrag.answer.dense_gate.quote_cosine`) of every answered
+    row of ``out``; the semantic rows carry theirs already."""
+    from glassrag.answer.dense_gate import quote_cosine
+    from glassrag.records import DraftCitation
+
+    for similarity, row in out.semantic:
+        if row:
+            out.quote_cosines[id(row)] = similarity
+    question = out.question.question
+    for by_coverage in out.extractive.values():
+        for answered in by_coverage.values():
+            if answered is not None and id(answered) not in out.quote_cosines:
+                quotes = tuple(DraftCitation("", q) for q in answered.get("_quotes", ()))
+                draft = Draft(status=ANSWERED, text="", citations=quotes)
+                out.quote_cosines[id(answered)] = quote_cosine(question, draft, embedder)
 
 
 def _refusal(question: DocsQuestion) -> Answer:
@@ -221,7 +333,8 @@ def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit]) -> 
         return None
     answer = Answer(status=ANSWERED, answer=draft.text, citations=checked.citations,
                     evidence=tuple(evidence), trace_id=None, question=question.question)
-    return judge(question, answer)
+    # The quotes stay with the row for the dense gate's quote cosine.
+    return {**judge(question, answer), "_quotes": [c.quote for c in draft.citations]}
 
 
 def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSettings,
@@ -236,14 +349,21 @@ def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSet
 
 
 class _QuestionOnce:
-    """The embedder, with the question embedded once for all the hits it is compared with."""
+    """The embedder, with the question embedded once for all the hits it is compared with
+    and each passage text once for all the drafts that quote it."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self._queries: dict[tuple[str, ...], Any] = {}
+        self._passages: dict[str, Any] = {}
 
     def embed(self, texts: Sequence[str]) -> Any:
-        return self.inner.embed(texts)
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._passages]
+        if missing:
+            self._passages.update(zip(missing, self.inner.embed(missing), strict=True))
+        return np.stack([self._passages[t] for t in texts])
 
     def embed_queries(self, texts: Sequence[str]) -> Any:
         key = tuple(texts)
@@ -265,10 +385,36 @@ def _semantic(question: DocsQuestion, hit: Hit, hits: Sequence[Hit], embedder: A
 # -- sweeping ------------------------------------------------------------------------------
 
 
-def outcome(s: Signals, coverage: float, cosine: float | None, mode: str) -> Row:
+def _grid(values: Sequence[float], step: float, keep: set[float]) -> list[float]:
+    """``values`` rounded to ``step``, thinned to :data:`GATE_GRID` values, with ``keep``."""
+    rounded = sorted({round(round(v / step) * step, 4) for v in values})
+    stride = max(len(rounded) // GATE_GRID, 1)
+    return sorted({*rounded[::stride], *(round(k, 4) for k in keep)})
+
+
+def outcome(s: Signals, coverage: float, cosine: float | None, mode: str,
+            gate: Gate = None) -> Row:
     """The judged row the decision would produce at these thresholds, in the order of
     :func:`glassrag.pipeline.status_and_draft`: the extractive draft first, then the
-    semantic fallback among close hits."""
+    semantic fallback among close hits, then the dense gate (``(min_margin,
+    min_quote_cosine)``)."""
+    return _gated(s, _drafted(s, coverage, cosine, mode), gate, cosine)
+
+
+def _gated(s: Signals, row: Row, gate: Gate, cut: float | None) -> Row:
+    """``row`` after the dense gate (the margin measured at min_score ``cut``): refused
+    when the margin and the quote are both weak."""
+    margin = s.margin_at(cut) if gate is not None else None
+    if gate is None or margin is None or margin >= gate[0] or row is s.refused:
+        return row
+    quoted = s.quote_cosines.get(id(row))
+    if gate[1] < NO_RESCUE and quoted is not None and quoted >= gate[1]:
+        return row
+    return s.refused
+
+
+def _drafted(s: Signals, coverage: float, cosine: float | None, mode: str) -> Row:
+    """The judged row before the dense gate."""
     if s.error is not None or not s.hits:
         return s.refused
     keep = list(range(len(s.hits)))
@@ -290,18 +436,25 @@ def outcome(s: Signals, coverage: float, cosine: float | None, mode: str) -> Row
 
 
 def score(signals: Sequence[Signals], coverage: float, cosine: float | None,
-          mode: str) -> dict[str, Any]:
+          mode: str, gate: Gate = None) -> dict[str, Any]:
     """The rates all questions would get at these thresholds."""
-    figures = rates([outcome(s, coverage, cosine, mode) for s in signals])
+    return _rates([outcome(s, coverage, cosine, mode, gate) for s in signals])
+
+
+def _rates(rows: Sequence[Row]) -> dict[str, Any]:
+    figures = rates(rows)
     return {key: figures[key] for key in SCORED}
 
 
 def choose(table: Mapping[tuple[float, float | None], Mapping[str, Any]],
-           target: float) -> tuple[tuple[float, float | None], bool]:
+           target: float, no_evidence: float | None = None,
+           ) -> tuple[tuple[float, float | None], bool]:
     """The thresholds refusing the most unanswerable questions within the false-refusal
     target (ties: more correct answers, then stricter thresholds); when no pair meets the
-    target, the pair with the fewest false refusals. Returns the pair and whether the
-    target was met."""
+    target, the pair with the fewest false refusals. With a ``no_evidence`` target too, the
+    pair with the most correct answers among those meeting both (ties: more refusals of
+    unanswerable questions, then stricter), if any does. Returns the pair and whether the
+    false-refusal target was met."""
     def rate(key: tuple[float, float | None], name: str) -> float:
         value = table[key][name]
         return -1.0 if value is None else float(value)
@@ -309,6 +462,11 @@ def choose(table: Mapping[tuple[float, float | None], Mapping[str, Any]],
     within = [k for k in table if rate(k, "false_refusal") <= target + 1e-9]
     reachable = bool(within)
     pool = within or list(table)
+    both = [k for k in within if no_evidence is not None
+            and rate(k, "no_evidence") >= no_evidence - 1e-9]
+    if both:
+        return max(both, key=lambda k: (rate(k, "answered_correct"), rate(k, "no_evidence"),
+                                        k[0], k[1] if k[1] is not None else 0.0)), True
 
     def preference(key: tuple[float, float | None]) -> tuple[float, ...]:
         strict = (key[0], key[1] if key[1] is not None else 0.0)

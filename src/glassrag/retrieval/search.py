@@ -66,6 +66,9 @@ class Retrieval:
     #: min_margin``) for dense evidence to count; None in the other modes.
     dense_margin: float | None = None
     dense_min_margin: float | None = None
+    #: Dense and hybrid: the query's own vector, so that the answer stage can compare the
+    #: query with what it quotes without running the model on the query again.
+    query_vector: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def dense_stands_out(self) -> bool:
@@ -300,7 +303,8 @@ def _hybrid(store: Store, lexical: LexicalIndex, dense: DenseRetriever,
         found = _load_retrieval(store, principal, Mode.HYBRID, terms,
                                 {"bm25": lexical_found, "dense": dense_found}, settings,
                                 top_k, blocked_limit)
-    return dataclasses.replace(found, dense_margin=margin, dense_min_margin=needed)
+    return dataclasses.replace(found, dense_margin=margin, dense_min_margin=needed,
+                               query_vector=vector)
 
 
 def dense_margin(matches: Sequence[VectorMatch]) -> float | None:
@@ -308,10 +312,14 @@ def dense_margin(matches: Sequence[VectorMatch]) -> float | None:
     or None with fewer than two. A cosine relative to the query's own candidates: embedders
     differ in where unrelated text scores (e5 puts it at 0.8-0.93), not in the passage that
     answers standing out from the rest."""
-    if len(matches) < 2:
+    return cosine_margin([m.score for m in matches])
+
+
+def cosine_margin(cosines: Sequence[float]) -> float | None:
+    """:func:`dense_margin` of the cosines themselves."""
+    if len(cosines) < 2:
         return None
-    scores = sorted((m.score for m in matches), reverse=True)
-    return scores[0] - float(statistics.median(scores))
+    return max(cosines) - float(statistics.median(cosines))
 
 
 class Matches(NamedTuple):

@@ -253,6 +253,13 @@ def evaluate_command(
         None, "--min-coverage", help="Questions: [answer] min_coverage for this run"),
     min_score: float | None = typer.Option(
         None, "--min-score", help="Questions: [dense] min_score for this run"),
+    no_evidence_rate: float | None = typer.Option(
+        None, "--no-evidence-rate", help="--calibrate: also refuse at least this share of "
+        "the unanswerable questions, and then answer the most questions correctly"),
+    min_margin: float | None = typer.Option(
+        None, "--min-margin", help="Questions: [dense] min_margin for this run"),
+    min_quote_cosine: float | None = typer.Option(
+        None, "--min-quote-cosine", help="Questions: [dense] min_quote_cosine for this run"),
     failures: int = typer.Option(20, "--failures", help="Questions: failures to print"),
     role: list[str] = ROLE_OPTION,
     qa: Path | None = typer.Option(None, "--qa", help="A QA set in BEIR layout"),
@@ -299,8 +306,9 @@ def evaluate_command(
                    "principal": cli_principal(role) if role else None}
         with handle_errors(as_json):
             _eval_docs(cases, docs, calibrate, false_refusal_rate, options,
-                       {"min_coverage": min_coverage, "min_score": min_score}, failures,
-                       as_json)
+                       {"min_coverage": min_coverage, "min_score": min_score,
+                        "min_margin": min_margin, "min_quote_cosine": min_quote_cosine},
+                       failures, as_json, no_evidence_rate)
         return
     with handle_errors(as_json):
         if beir is not None:
@@ -364,7 +372,7 @@ def _eval_beir(directory: Path, first: dict[str, Any], split: str, compare: str 
 
 def _eval_docs(questions_path: Path, docs: Path | None, calibrate: bool, target: float,
                options: dict[str, Any], thresholds: dict[str, float | None], failures: int,
-               as_json: bool) -> None:
+               as_json: bool, no_evidence: float | None = None) -> None:
     """Questions about documentation: judged answers, or (``calibrate``) thresholds.
     Exits 1 when a question could not be asked (the others are still reported)."""
     from glassrag.eval.docs import run_docs_eval
@@ -372,12 +380,14 @@ def _eval_docs(questions_path: Path, docs: Path | None, calibrate: bool, target:
     from glassrag.eval.refusal_calibration import calibrate as run_calibration
 
     questions = load_questions(questions_path)
-    overrides = {section: {key: value} for section, key, value in (
-        ("answer", "min_coverage", thresholds["min_coverage"]),
-        ("dense", "min_score", thresholds["min_score"])) if value is not None}
+    overrides: dict[str, dict[str, float]] = {}
+    for key, value in thresholds.items():
+        if value is not None:
+            overrides.setdefault("answer" if key == "min_coverage" else "dense", {})[key] = value
     if calibrate and overrides:
-        raise InvalidInput("--calibrate sweeps the thresholds itself; drop --min-coverage and "
-                           "--min-score", field="--calibrate")
+        raise InvalidInput("--calibrate sweeps the thresholds itself; drop --min-coverage, "
+                           "--min-score, --min-margin and --min-quote-cosine",
+                           field="--calibrate")
     # With --docs only an explicit --kb is written to; without it, the current one is read.
     kb = None if docs is not None else open_kb()
     where: dict[str, Any] = {"kb": kb} if kb is not None else {"kb_path": state.kb_path}
@@ -385,6 +395,7 @@ def _eval_docs(questions_path: Path, docs: Path | None, calibrate: bool, target:
         with progress_bar("asking") as tick:
             if calibrate:
                 report: Any = run_calibration(questions, docs, false_refusal_rate=target,
+                                              no_evidence_rate=no_evidence,
                                               progress=tick, **where, **options)
             else:
                 report = run_docs_eval(questions, docs, overrides=overrides, progress=tick,

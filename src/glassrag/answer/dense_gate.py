@@ -1,0 +1,81 @@
+"""The dense refusal gate: in dense and hybrid modes, refuse a quote when neither the dense
+evidence stands out nor the quote itself is close in meaning to the question.
+
+Two signals, both read from evidence the principal may read:
+
+* the dense margin (``[dense] min_margin``): the best permitted dense cosine over the
+  median of the question's permitted dense candidates
+  (:attr:`~glassrag.retrieval.search.Retrieval.dense_margin`). A passage that answers
+  usually stands out from the rest; a near miss (the documented component, an undocumented
+  property) usually does not;
+* the quote cosine (``[dense] min_quote_cosine``): the cosine between the question (as a
+  query) and the quoted text (as a passage), with the knowledge base's embedder. It catches
+  answers the margin misses: one sentence of a long page answers, and every candidate of the
+  page is about as close as any other.
+
+The draft is refused only when both are weak. Neither can be computed from a chunk the
+principal may not read, so a hidden document never turns ``no_evidence`` into ``answered``
+or back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from glassrag.records import NO_EVIDENCE, Draft
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from glassrag.retrieval.search import Retrieval
+
+# At or above this no quote rescues evidence that does not stand out (the cosine of a text
+# with itself); the quote is then not embedded at all.
+NO_RESCUE = 1.0
+
+
+def quote_cosine(question: str, draft: Draft, embedder: Any,
+                 question_vector: np.ndarray | None = None) -> float | None:
+    """The highest cosine between ``question`` (its vector, if given, from the same embedder)
+    and one of the draft's quotes, or None for a draft without quotes. The semantic
+    fallback's draft already measured its one quote (``best_similarity``), so it is not
+    embedded again."""
+    measured = draft.notes.get("best_similarity")
+    if draft.notes.get("method") == "semantic" and isinstance(measured, (int, float)):
+        return float(measured)
+    quotes = [c.quote for c in draft.citations]
+    if not quotes:
+        return None
+    # Asymmetric models (E5) embed a query and a passage differently, as retrieval does.
+    vector = (question_vector if question_vector is not None
+              else embedder.embed_queries([question])[0])
+    return float(max(embedder.embed(quotes) @ vector))
+
+
+def refusal(question: str, found: Retrieval, draft: Draft, embedder: Any | None,
+            min_quote_cosine: float, question_vector: np.ndarray | None = None,
+            ) -> Draft | None:
+    """None when the answered ``draft`` may be shown, else the ``no_evidence`` draft whose
+    notes say why (the trace records them): the dense evidence does not stand out
+    (``found.dense_stands_out``) and no quote reaches ``min_quote_cosine``.
+    ``question_vector`` is the question's vector if the caller has it."""
+    if found.dense_stands_out:
+        return None
+    cosine = (quote_cosine(question, draft, embedder, question_vector)
+              if embedder is not None and min_quote_cosine < NO_RESCUE else None)
+    if cosine is not None and cosine >= min_quote_cosine:
+        return None
+    margin, needed = found.dense_margin, found.dense_min_margin
+    reason = (f"the best dense hit stands {margin:.3f} above the median of the question's "
+              f"dense candidates, under min_margin {needed:.3f}")
+    reason += (f", and the quote's cosine to the question is {cosine:.3f}, under "
+               f"min_quote_cosine {min_quote_cosine:.3f}" if cosine is not None
+               else ", and no quote may rescue it (min_quote_cosine 1.0)")
+    notes: dict[str, object] = {
+        "reason": reason, "dense_margin": round(float(margin or 0.0), 4),
+        "min_margin": needed, "quote_cosine": None if cosine is None else round(cosine, 4),
+        "min_quote_cosine": min_quote_cosine,
+        "refused_chunks": [c.chunk_id for c in draft.citations],
+    }
+    return Draft(status=NO_EVIDENCE, text="", citations=(), answerer=draft.answerer,
+                 notes=notes)
