@@ -1,0 +1,363 @@
+"""BM25 from precomputed per-(term, chunk) scores, for large indexes of CJK text.
+
+Chinese, Japanese and Korean text drawn from a few thousand common words gives most query
+terms long posting lists, and Tantivy's block-max WAND cannot skip them (short chunks of
+similar length: every block's best score is competitive), so a query costs a walk of every
+posting of every term. Here each term's score in each chunk holding it (its *impact*) is
+computed once per index version as a numpy row, exactly as Tantivy scores it (its BM25
+with the fieldnorm quantised to one byte, float32 throughout), and a query is the sum of
+its terms' rows in query order, as Tantivy's union adds them, masked by the readable role
+sets. Equal scores are ordered by index address, as Tantivy orders them.
+
+The rows are built from the analysed tokens in the store, for the searcher of one index
+version, in a background thread: until they are ready (and whenever the index has changed
+since), searches take the Tantivy path and nothing waits for the build. A build that does
+not match the index exactly (a chunk missing, another length or role set, a term whose
+score differs from Tantivy's own explanation of it) is discarded, and Tantivy goes on
+answering alone.
+
+This module imports numpy; only a CJK search on a large index loads it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import weakref
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import tantivy
+
+if TYPE_CHECKING:
+    from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
+    from glassrag.store.database import Store
+
+#: Above this many (chunk, term) postings the rows would take too much memory.
+MAX_POSTINGS = 60_000_000
+#: A term held by more than this share of the chunks is kept as a dense row.
+DENSE_SHARE = 1 / 16
+#: One score in this many is sampled to bound the best ones from below.
+SAMPLE_STRIDE = 16
+#: Bytes of dense rows kept per index version (the longest lists first).
+MAX_DENSE_BYTES = 256 * 1024 * 1024
+#: A new build starts no sooner than this many build durations after the last one ended,
+#: so an index that changes constantly spends at most a small share of a core on builds.
+REBUILD_PAUSE = 4.0
+# Tantivy's BM25 constants (K1, B) and the characters Python's str.split() treats as
+# whitespace while Tantivy's whitespace tokenizer does not (U+001C..U+001F).
+_K1 = np.float32(1.2)
+_B = np.float32(0.75)
+_SPLIT_ONLY = ("\x1c", "\x1d", "\x1e", "\x1f")
+
+Found = tuple[list["LexicalMatch"], int, list["LexicalMatch"]]
+
+
+def fieldnorm_table() -> np.ndarray:
+    """The 256 field lengths a one-byte fieldnorm id stands for (Lucene's scheme, as
+    Tantivy uses it): 0..23 exactly, then 3 bits of mantissa over a growing exponent."""
+    values = []
+    for code in range(256):
+        if code < 24:
+            values.append(code)
+            continue
+        bits, shift = (code - 24) & 7, (code - 24) >> 3
+        values.append(24 + (bits if shift == 0 else (bits | 8) << (shift - 1)))
+    return np.array(values, dtype=np.int64)
+
+
+_TABLE = fieldnorm_table()
+
+
+def fieldnorm_ids(lengths: np.ndarray) -> np.ndarray:
+    """Each length's fieldnorm id: the largest table entry not above it."""
+    return (np.searchsorted(_TABLE, lengths, side="right") - 1).astype(np.uint8)
+
+
+@dataclass
+class Impacts:
+    """Every alive chunk's term scores for one searcher (one version of the index)."""
+
+    searcher: Any
+    ranks: np.ndarray           # position -> rank in address order (Tantivy's tie order)
+    rowids: np.ndarray          # position -> chunk rowid
+    rolesets: np.ndarray        # position -> role-set id (chunks are grouped by role set)
+    terms: dict[str, int]       # term -> term id
+    starts: np.ndarray          # term id -> first posting (CSR offsets, one extra at the end)
+    positions: np.ndarray       # postings: chunk positions, by term then position
+    values: np.ndarray          # postings: the term's float32 BM25 score in that chunk
+    dense: dict[int, np.ndarray]  # term id -> a score per chunk, for common terms
+    spans: dict[frozenset[int] | None, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = (
+        field(default_factory=dict))
+
+    @property
+    def size(self) -> int:
+        return len(self.rowids)
+
+    def scores(self, terms: Sequence[str]) -> np.ndarray:
+        """Every chunk's BM25 score for ``terms``, added in query order in float32 (as
+        Tantivy's union adds its clauses' scores)."""
+        total = np.zeros(self.size, dtype=np.float32)
+        for term in terms:
+            tid = self.terms.get(term)
+            if tid is None:
+                continue  # held by no alive chunk: adds nothing anywhere
+            dense = self.dense.get(tid)
+            if dense is not None:
+                np.add(total, dense, out=total)
+            else:
+                lo, hi = self.starts[tid], self.starts[tid + 1]
+                total[self.positions[lo:hi]] += self.values[lo:hi]
+        return total
+
+    def ranges(self, readable: Collection[int] | None
+               ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """The position ranges of the chunks ``readable`` lets a principal read, and of
+        the others (chunks are grouped by role set; kept per set)."""
+        key = frozenset(readable) if readable is not None else None
+        found = self.spans.get(key)
+        if found is None:
+            sets, firsts = np.unique(self.rolesets, return_index=True)
+            ends = [*firsts[1:].tolist(), self.size]
+            spans = list(zip(sets.tolist(), firsts.tolist(), ends, strict=True))
+            found = self.spans[key] = (
+                [(a, b) for rid, a, b in spans if key is None or rid in key],
+                [(a, b) for rid, a, b in spans if key is not None and rid not in key])
+        return found
+
+    def best(self, scores: np.ndarray, spans: Sequence[tuple[int, int]],
+             limit: int) -> np.ndarray:
+        """Positions of the best ``limit`` chunks scoring above 0 within ``spans``, best
+        first, equal scores in address order."""
+        if limit < 1 or not spans:
+            return np.zeros(0, dtype=np.int64)
+        parts = [scores[a:b] for a, b in spans]
+        # The limit-th best of a sample is at most the limit-th best of all: every chunk
+        # that can be among the best scores at least that (a sort of the whole array, or
+        # a partition of one mostly zeros, costs far more than this).
+        sample = np.concatenate([part[::SAMPLE_STRIDE] for part in parts])
+        cut = (np.partition(sample, len(sample) - limit)[len(sample) - limit]
+               if len(sample) > limit else np.float32(0))
+        chosen = np.concatenate([
+            (np.flatnonzero(part >= cut) if cut > 0 else np.flatnonzero(part)) + a
+            for part, (a, _) in zip(parts, spans, strict=True)])
+        order = np.lexsort((self.ranks[chosen], -scores[chosen]))
+        return chosen[order[:limit]]
+
+    def matches(self, scores: np.ndarray, positions: np.ndarray) -> list[LexicalMatch]:
+        from glassrag.retrieval.lexical import LexicalMatch
+
+        return [LexicalMatch(rowid=int(r), score=float(s))
+                for r, s in zip(self.rowids[positions].tolist(),
+                                scores[positions].tolist(), strict=True)]
+
+    def search(self, terms: Sequence[str], readable: Collection[int] | None, limit: int,
+               blocked_limit: int) -> Found:
+        """What :meth:`LexicalIndex.search` returns, from the rows."""
+        scores = self.scores(terms)
+        mine, others = self.ranges(readable)
+        allowed = self.matches(scores, self.best(scores, mine, limit))
+        blocked = sum(int(np.count_nonzero(scores[a:b])) for a, b in others)
+        outside = (self.matches(scores, self.best(scores, others, blocked_limit))
+                   if blocked and blocked_limit else [])
+        return allowed, blocked, outside
+
+
+class _Mismatch(Exception):
+    """A score here differs from Tantivy's own: the rows are not built."""
+
+
+def _values(explained: dict[str, Any]) -> tuple[np.float32, np.float32]:
+    """``idf`` and ``avgdl`` from a Tantivy term-query explanation."""
+    out: dict[str, float] = {}
+    stack = [explained]
+    while stack:
+        node = stack.pop()
+        description = str(node.get("description", ""))
+        if description.startswith("idf"):
+            out["idf"] = float(node["value"])
+        elif description.startswith("avgdl"):
+            out["avgdl"] = float(node["value"])
+        stack.extend(node.get("details") or [])
+    if set(out) != {"idf", "avgdl"}:
+        raise _Mismatch("explanation without idf and avgdl")
+    return np.float32(out["idf"]), np.float32(out["avgdl"])
+
+
+def build(store: Store, lexical: LexicalIndex, searcher: Any) -> Impacts | None:
+    """The rows for ``searcher`` (one version of ``lexical``), or None when the store's
+    tokens do not match what that version indexed or there are too many postings."""
+    size = int(searcher.num_docs)
+    if size == 0:
+        return None
+    hits = searcher.search(tantivy.Query.all_query(), limit=size, count=False).hits
+    in_order = [a for _, a in hits]  # equal scores: in address order
+    # Grouped by role set (a principal's readable chunks are a few ranges), and in address
+    # order within each.
+    ranks = np.argsort(np.array(searcher.fast_field_values("roleset", in_order),
+                                dtype=np.int64), kind="stable")
+    addresses = [in_order[i] for i in ranks.tolist()]
+    rowids = np.array(searcher.fast_field_values("rowid", addresses), dtype=np.int64)
+    rolesets = np.array(searcher.fast_field_values("roleset", addresses), dtype=np.int64)
+    indexed_lengths = np.array(searcher.fast_field_values("length", addresses), dtype=np.int64)
+    stored = {rowid: (roleset, tokens) for rowid, _, roleset, tokens in store.index_rows()}
+    if len(stored) != size:
+        return None
+    texts = []
+    for rowid, roleset in zip(rowids.tolist(), rolesets.tolist(), strict=True):
+        row = stored.get(rowid)
+        if row is None or row[0] != roleset:
+            return None
+        texts.append(row[1])
+    del stored
+    joined = " ".join(texts)
+    if any(c in joined for c in _SPLIT_ONLY):
+        return None
+    # Tokens are stored joined by single spaces, so a chunk holds one more token than it
+    # has spaces (none when empty).
+    lengths = np.fromiter((t.count(" ") + 1 if t else 0 for t in texts), dtype=np.int64,
+                          count=size)
+    if not np.array_equal(lengths, indexed_lengths) or int(lengths.sum()) > MAX_POSTINGS:
+        return None
+    words = joined.split()
+    del joined, texts
+    vocabulary = dict.fromkeys(words)
+    for i, word in enumerate(vocabulary):
+        vocabulary[word] = i
+    ids = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.int64, count=len(words))
+    del words
+    chunk = np.repeat(np.arange(size, dtype=np.int64), lengths)
+    keys = ids * size + chunk
+    del ids, chunk
+    keys.sort()
+    firsts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    freqs = np.diff(np.append(firsts, len(keys))).astype(np.float32)
+    keys = keys[firsts]
+    term_ids = keys // size
+    positions = (keys % size).astype(np.int32)
+    del keys
+    starts = np.searchsorted(term_ids, np.arange(len(vocabulary) + 1))
+    fieldnorms = fieldnorm_ids(lengths)
+    try:
+        weights, norms = _weights(lexical, searcher, vocabulary, starts, positions, freqs,
+                                  fieldnorms, [addresses[int(positions[i])] for i in starts[:-1]])
+    except _Mismatch:
+        return None
+    # The same float32 operations, in the same order, as Tantivy's Bm25Weight::score.
+    values = weights[term_ids] * (freqs / (freqs + norms[fieldnorms[positions]]))
+    dense: dict[int, np.ndarray] = {}
+    budget = MAX_DENSE_BYTES
+    for tid in np.argsort(-np.diff(starts), kind="stable").tolist():
+        lo, hi = int(starts[tid]), int(starts[tid + 1])
+        if hi - lo <= DENSE_SHARE * size or budget < 4 * size:
+            break
+        full = dense[tid] = np.zeros(size, dtype=np.float32)
+        full[positions[lo:hi]] = values[lo:hi]
+        budget -= full.nbytes
+    return Impacts(searcher=searcher, ranks=ranks, rowids=rowids, rolesets=rolesets,
+                   terms=vocabulary, starts=starts, positions=positions,  # type: ignore[arg-type]
+                   values=values, dense=dense)
+
+
+def _weights(lexical: LexicalIndex, searcher: Any, vocabulary: dict[str, Any],
+             starts: np.ndarray, positions: np.ndarray, freqs: np.ndarray,
+             fieldnorms: np.ndarray, firsts: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Each term's ``idf * (K1 + 1)`` and the per-fieldnorm length factor, as Tantivy has
+    them: from its explanation of the term's score in the first chunk holding it, after
+    checking that the formula here gives exactly that score (else :class:`_Mismatch`)."""
+    weights = np.zeros(len(vocabulary), dtype=np.float32)
+    norms = None
+    for tid, (term, address) in enumerate(zip(vocabulary, firsts, strict=True)):
+        explained = json.loads(
+            lexical.term_query(term).explain(searcher, address).to_json())
+        idf, avgdl = _values(explained)
+        if norms is None:
+            lengths = _TABLE.astype(np.float32)
+            norms = _K1 * ((np.float32(1) - _B) + (_B * lengths) / avgdl)
+        weights[tid] = idf * (np.float32(1) + _K1)
+        first = int(starts[tid])
+        freq = freqs[first]
+        mine = weights[tid] * (freq / (freq + norms[fieldnorms[positions[first]]]))
+        if mine != np.float32(explained["value"]):
+            raise _Mismatch(term)
+    assert norms is not None
+    return weights, norms
+
+
+@dataclass
+class _Slot:
+    """The rows of one index, and the build under way."""
+
+    impacts: Impacts | None = None
+    thread: threading.Thread | None = None
+    last_end: float = 0.0
+    last_duration: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_slots: weakref.WeakKeyDictionary[LexicalIndex, _Slot] = weakref.WeakKeyDictionary()
+
+
+def _slot(lexical: LexicalIndex) -> _Slot:
+    slot = _slots.get(lexical)
+    if slot is None:
+        slot = _slots.setdefault(lexical, _Slot())
+    return slot
+
+
+def search(store: Store, lexical: LexicalIndex, terms: Sequence[str],
+           readable: Collection[int] | None, limit: int, blocked_limit: int) -> Found | None:
+    """The search from the rows of the current index version, or None (use Tantivy) while
+    they are not built; a build is started in the background if none is under way."""
+    slot = _slot(lexical)
+    searcher = lexical.searcher
+    impacts = slot.impacts
+    if impacts is not None and impacts.searcher is searcher:
+        return impacts.search(terms, readable, limit, blocked_limit)
+    _start(slot, store, lexical, searcher)
+    return None
+
+
+def _start(slot: _Slot, store: Store, lexical: LexicalIndex, searcher: Any) -> None:
+    with slot.lock:
+        if slot.thread is not None and slot.thread.is_alive():
+            return
+        if time.monotonic() - slot.last_end < REBUILD_PAUSE * slot.last_duration:
+            return
+        index = weakref.ref(lexical)
+        slot.thread = threading.Thread(target=_run, args=(slot, store, index, searcher),
+                                       name="glassrag-impacts", daemon=True)
+        slot.thread.start()
+
+
+def _run(slot: _Slot, store: Store, index: weakref.ref[LexicalIndex], searcher: Any) -> None:
+    started = time.monotonic()
+    lexical = index()
+    built = None
+    if lexical is not None:
+        try:
+            built = build(store, lexical, searcher)
+        except Exception:  # noqa: BLE001 - the store closed or changed under the build:
+            built = None   # the rows are an optimisation, Tantivy answers without them
+    with slot.lock:
+        slot.impacts = built
+        slot.last_end = time.monotonic()
+        slot.last_duration = slot.last_end - started
+
+
+def settle(lexical: LexicalIndex, timeout: float | None = None) -> bool:
+    """Wait for a build under way; whether rows for the current index version are ready."""
+    slot = _slot(lexical)
+    thread = slot.thread
+    if thread is not None:
+        thread.join(timeout)
+    impacts = slot.impacts
+    return impacts is not None and impacts.searcher is lexical.searcher
+
+
+def build_seconds(lexical: LexicalIndex) -> float:
+    """How long the last build for ``lexical`` took (0 before any)."""
+    return _slot(lexical).last_duration
