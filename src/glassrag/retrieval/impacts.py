@@ -42,6 +42,8 @@ MAX_POSTINGS = 60_000_000
 DENSE_SHARE = 1 / 16
 #: One score in this many is sampled to bound the best ones from below.
 SAMPLE_STRIDE = 16
+#: Each term's best-scoring chunks kept, to bound a query's best scores from below.
+TOP_CHUNKS = 32
 #: Bytes of dense rows kept per index version (the longest lists first).
 MAX_DENSE_BYTES = 256 * 1024 * 1024
 #: A new build starts no sooner than this many build durations after the last one ended,
@@ -90,6 +92,8 @@ class Impacts:
     positions: np.ndarray       # postings: chunk positions, by term then position
     values: np.ndarray          # postings: the term's float32 BM25 score in that chunk
     dense: dict[int, np.ndarray]  # term id -> a score per chunk, for common terms
+    top_starts: np.ndarray      # term id -> first of its best chunks in ``tops``
+    tops: np.ndarray            # each term's TOP_CHUNKS best-scoring chunk positions
     spans: dict[frozenset[int] | None, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = (
         field(default_factory=dict))
 
@@ -113,6 +117,12 @@ class Impacts:
                 total[self.positions[lo:hi]] += self.values[lo:hi]
         return total
 
+    def seeds(self, terms: Sequence[str]) -> np.ndarray:
+        """The distinct positions of each term's best-scoring chunks."""
+        found = [self.tops[self.top_starts[tid]:self.top_starts[tid + 1]]
+                 for tid in map(self.terms.get, terms) if tid is not None]
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int32)
+
     def ranges(self, readable: Collection[int] | None
                ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """The position ranges of the chunks ``readable`` lets a principal read, and of
@@ -128,24 +138,39 @@ class Impacts:
                 [(a, b) for rid, a, b in spans if key is not None and rid not in key])
         return found
 
-    def best(self, scores: np.ndarray, spans: Sequence[tuple[int, int]],
-             limit: int) -> np.ndarray:
+    def best(self, scores: np.ndarray, spans: Sequence[tuple[int, int]], limit: int,
+             seeds: np.ndarray) -> np.ndarray:
         """Positions of the best ``limit`` chunks scoring above 0 within ``spans``, best
-        first, equal scores in address order."""
+        first, equal scores in address order. ``seeds`` are positions likely to score
+        high (each query term's best chunks)."""
         if limit < 1 or not spans:
             return np.zeros(0, dtype=np.int64)
         parts = [scores[a:b] for a, b in spans]
-        # The limit-th best of a sample is at most the limit-th best of all: every chunk
-        # that can be among the best scores at least that (a sort of the whole array, or
-        # a partition of one mostly zeros, costs far more than this).
-        sample = np.concatenate([part[::SAMPLE_STRIDE] for part in parts])
-        cut = (np.partition(sample, len(sample) - limit)[len(sample) - limit]
-               if len(sample) > limit else np.float32(0))
+        cut = self._cut(scores, spans, limit, seeds)
         chosen = np.concatenate([
             (np.flatnonzero(part >= cut) if cut > 0 else np.flatnonzero(part)) + a
             for part, (a, _) in zip(parts, spans, strict=True)])
         order = np.lexsort((self.ranks[chosen], -scores[chosen]))
         return chosen[order[:limit]]
+
+    @staticmethod
+    def _cut(scores: np.ndarray, spans: Sequence[tuple[int, int]], limit: int,
+             seeds: np.ndarray) -> np.float32:
+        """A score the best ``limit`` chunks within ``spans`` all reach: the limit-th best
+        of some of them (any subset's is at most the whole set's), the seeds' when enough
+        are inside ``spans``, else a regular sample's; 0 when too few score at all. Only
+        chunks at or above it are sorted (a sort or partition of the whole array, mostly
+        zeros, costs far more)."""
+        inside = np.zeros(len(seeds), dtype=bool)
+        for a, b in spans:
+            inside |= (seeds >= a) & (seeds < b)
+        values = scores[seeds[inside]]
+        values = values[values > 0]
+        if len(values) < limit:
+            values = np.concatenate([scores[a:b:SAMPLE_STRIDE] for a, b in spans])
+        if len(values) < limit:
+            return np.float32(0)
+        return np.float32(np.partition(values, len(values) - limit)[len(values) - limit])
 
     def matches(self, scores: np.ndarray, positions: np.ndarray) -> list[LexicalMatch]:
         from glassrag.retrieval.lexical import LexicalMatch
@@ -159,9 +184,11 @@ class Impacts:
         """What :meth:`LexicalIndex.search` returns, from the rows."""
         scores = self.scores(terms)
         mine, others = self.ranges(readable)
-        allowed = self.matches(scores, self.best(scores, mine, limit))
-        blocked = sum(int(np.count_nonzero(scores[a:b])) for a, b in others)
-        outside = (self.matches(scores, self.best(scores, others, blocked_limit))
+        seeds = self.seeds(terms)
+        allowed = self.matches(scores, self.best(scores, mine, limit, seeds))
+        # A float32 score is 0 exactly when its bits are (scores are never negative).
+        blocked = sum(int(np.count_nonzero(scores[a:b].view(np.int32))) for a, b in others)
+        outside = (self.matches(scores, self.best(scores, others, blocked_limit, seeds))
                    if blocked and blocked_limit else [])
         return allowed, blocked, outside
 
@@ -257,9 +284,26 @@ def build(store: Store, lexical: LexicalIndex, searcher: Any) -> Impacts | None:
         full = dense[tid] = np.zeros(size, dtype=np.float32)
         full[positions[lo:hi]] = values[lo:hi]
         budget -= full.nbytes
+    top_starts, tops = _tops(starts, positions, values)
     return Impacts(searcher=searcher, ranks=ranks, rowids=rowids, rolesets=rolesets,
                    terms=vocabulary, starts=starts, positions=positions,  # type: ignore[arg-type]
-                   values=values, dense=dense)
+                   values=values, dense=dense, top_starts=top_starts, tops=tops)
+
+
+def _tops(starts: np.ndarray, positions: np.ndarray, values: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """Each term's :data:`TOP_CHUNKS` best-scoring positions, as CSR offsets and values."""
+    found = []
+    for tid in range(len(starts) - 1):
+        lo, hi = int(starts[tid]), int(starts[tid + 1])
+        if hi - lo <= TOP_CHUNKS:
+            found.append(positions[lo:hi])
+        else:
+            best = np.argpartition(values[lo:hi], hi - lo - TOP_CHUNKS)[hi - lo - TOP_CHUNKS:]
+            found.append(positions[lo + best])
+    offsets = np.zeros(len(found) + 1, dtype=np.int64)
+    np.cumsum([len(f) for f in found], out=offsets[1:])
+    return offsets, np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
 
 
 def _weights(lexical: LexicalIndex, searcher: Any, vocabulary: dict[str, Any],
