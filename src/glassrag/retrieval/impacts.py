@@ -230,7 +230,7 @@ def build(store: Store, lexical: LexicalIndex, searcher: Any) -> Impacts | None:
     rowids = np.array(searcher.fast_field_values("rowid", addresses), dtype=np.int64)
     rolesets = np.array(searcher.fast_field_values("roleset", addresses), dtype=np.int64)
     indexed_lengths = np.array(searcher.fast_field_values("length", addresses), dtype=np.int64)
-    stored = {rowid: (roleset, tokens) for rowid, _, roleset, tokens in store.index_rows()}
+    stored = _stored_rows(store)
     if len(stored) != size:
         return None
     texts = []
@@ -304,6 +304,17 @@ def _tops(starts: np.ndarray, positions: np.ndarray, values: np.ndarray
     offsets = np.zeros(len(found) + 1, dtype=np.int64)
     np.cumsum([len(f) for f in found], out=offsets[1:])
     return offsets, np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
+
+
+def _stored_rows(store: Store) -> dict[int, tuple[int, str]]:
+    """rowid -> (role-set id, tokens) of every stored chunk, read through a connection of
+    its own: the build runs beside the searches and ingests on the store's connection."""
+    reader = store.reader()
+    try:
+        return {rowid: (roleset, tokens)
+                for rowid, _, roleset, tokens in store.index_rows(db=reader)}
+    finally:
+        reader.close()
 
 
 def _weights(lexical: LexicalIndex, searcher: Any, vocabulary: dict[str, Any],
