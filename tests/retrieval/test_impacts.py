@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conftest import write_jsonl
+from conftest import postgres_kb_dir, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.retrieval import impacts, search
 from glassrag.retrieval.search import readable_sets
@@ -114,6 +114,18 @@ def test_a_build_for_an_older_index_version_is_refused(tmp_path: Path) -> None:
         # The store now holds chunks that searcher never indexed.
         assert impacts.build(base.store, base.lexical, old) is None
         assert impacts.build(base.store, base.lexical, base.lexical.searcher) is not None
+
+
+def test_a_build_reads_a_postgresql_store_through_its_own_connection(
+        tmp_path: Path, pg_dsn: str) -> None:
+    with KnowledgeBase.open(postgres_kb_dir(tmp_path / "kb", pg_dsn)) as base:
+        base.ingest([write_jsonl(tmp_path / "a.jsonl", _records(0, 80, 1))])
+        built = impacts.build(base.store, base.lexical, base.lexical.searcher)
+        assert built is not None
+        readable = readable_sets(base.store, PRINCIPALS["employee"])
+        for terms in _queries("postgres", 20):
+            assert (built.search(terms, readable, 5, 2)
+                    == base.lexical.search(terms, readable, 5, 2)), terms
 
 
 def test_kb_search_uses_the_rows_once_built_and_drops_them_on_a_change(

@@ -21,10 +21,14 @@ This module imports numpy; only a CJK search on a large index loads it.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import threading
 import time
 import weakref
+from array import array
+from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,7 +57,7 @@ REBUILD_PAUSE = 4.0
 # whitespace while Tantivy's whitespace tokenizer does not (U+001C..U+001F).
 _K1 = np.float32(1.2)
 _B = np.float32(0.75)
-_SPLIT_ONLY = ("\x1c", "\x1d", "\x1e", "\x1f")
+_SPLIT_ONLY = re.compile("[\x1c-\x1f]")
 
 Found = tuple[list["LexicalMatch"], int, list["LexicalMatch"]]
 
@@ -230,33 +234,12 @@ def build(store: Store, lexical: LexicalIndex, searcher: Any) -> Impacts | None:
     rowids = np.array(searcher.fast_field_values("rowid", addresses), dtype=np.int64)
     rolesets = np.array(searcher.fast_field_values("roleset", addresses), dtype=np.int64)
     indexed_lengths = np.array(searcher.fast_field_values("length", addresses), dtype=np.int64)
-    stored = _stored_rows(store)
-    if len(stored) != size:
+    found = _token_ids(store, rowids.tolist(), rolesets.tolist())
+    if found is None:
         return None
-    texts = []
-    for rowid, roleset in zip(rowids.tolist(), rolesets.tolist(), strict=True):
-        row = stored.get(rowid)
-        if row is None or row[0] != roleset:
-            return None
-        texts.append(row[1])
-    del stored
-    joined = " ".join(texts)
-    if any(c in joined for c in _SPLIT_ONLY):
+    vocabulary, ids, chunk, lengths = found
+    if not np.array_equal(lengths, indexed_lengths):
         return None
-    # Tokens are stored joined by single spaces, so a chunk holds one more token than it
-    # has spaces (none when empty).
-    lengths = np.fromiter((t.count(" ") + 1 if t else 0 for t in texts), dtype=np.int64,
-                          count=size)
-    if not np.array_equal(lengths, indexed_lengths) or int(lengths.sum()) > MAX_POSTINGS:
-        return None
-    words = joined.split()
-    del joined, texts
-    vocabulary = dict.fromkeys(words)
-    for i, word in enumerate(vocabulary):
-        vocabulary[word] = i
-    ids = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.int64, count=len(words))
-    del words
-    chunk = np.repeat(np.arange(size, dtype=np.int64), lengths)
     keys = ids * size + chunk
     del ids, chunk
     keys.sort()
@@ -286,7 +269,7 @@ def build(store: Store, lexical: LexicalIndex, searcher: Any) -> Impacts | None:
         budget -= full.nbytes
     top_starts, tops = _tops(starts, positions, values)
     return Impacts(searcher=searcher, ranks=ranks, rowids=rowids, rolesets=rolesets,
-                   terms=vocabulary, starts=starts, positions=positions,  # type: ignore[arg-type]
+                   terms=vocabulary, starts=starts, positions=positions,
                    values=values, dense=dense, top_starts=top_starts, tops=tops)
 
 
@@ -306,15 +289,41 @@ def _tops(starts: np.ndarray, positions: np.ndarray, values: np.ndarray
     return offsets, np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
 
 
-def _stored_rows(store: Store) -> dict[int, tuple[int, str]]:
-    """rowid -> (role-set id, tokens) of every stored chunk, read through a connection of
-    its own: the build runs beside the searches and ingests on the store's connection."""
+def _token_ids(store: Store, rowids: list[int], rolesets: list[int]
+               ) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray] | None:
+    """Every stored token as ``(vocabulary, term ids, chunk positions, chunk lengths)``,
+    or None when the stored chunks are not exactly the indexed ones (``rowids`` and
+    ``rolesets`` by position) or hold too many tokens.
+
+    Read row by row through a connection of its own (the build runs beside the searches
+    and ingests on the store's connection), keeping only small integers per token, so the
+    searches running meanwhile are never held up long and no copy of the text is kept.
+    """
+    where = {rowid: i for i, rowid in enumerate(rowids)}
+    vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    ids = array("i")
+    chunks: list[int] = []
+    counts: list[int] = []
     reader = store.reader()
     try:
-        return {rowid: (roleset, tokens)
-                for rowid, _, roleset, tokens in store.index_rows(db=reader)}
+        for rowid, _, roleset, tokens in store.index_rows(db=reader):
+            i = where.get(rowid)
+            if i is None or rolesets[i] != roleset or _SPLIT_ONLY.search(tokens):
+                return None
+            words = tokens.split()
+            ids.extend(map(vocabulary.__getitem__, words))
+            chunks.append(i)
+            counts.append(len(words))
+            if len(ids) > MAX_POSTINGS:
+                return None
     finally:
         reader.close()
+    if len(chunks) != len(rowids):
+        return None
+    lengths = np.zeros(len(rowids), dtype=np.int64)
+    lengths[chunks] = counts
+    chunk = np.repeat(np.array(chunks, dtype=np.int64), counts)
+    return dict(vocabulary), np.frombuffer(ids, dtype=np.int32).astype(np.int64), chunk, lengths
 
 
 def _weights(lexical: LexicalIndex, searcher: Any, vocabulary: dict[str, Any],
