@@ -184,3 +184,12 @@ def test_fieldnorm_ids_are_tantivys_buckets() -> None:
     assert ids[41:44].tolist() == [40, 41, 41]    # then 40, 42, 44, ... share a bucket
     table = impacts.fieldnorm_table()
     assert len(table) == 256 and table[-1] == 2013265944
+
+
+def test_a_build_whose_scores_differ_from_tantivys_is_discarded(
+        kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    # Another K1 than Tantivy's: the first term's score no longer matches its explanation.
+    monkeypatch.setattr(impacts, "_K1", np.float32(1.3))
+    assert impacts.build(kb.store, kb.lexical, kb.lexical.searcher) is None

@@ -197,12 +197,8 @@ class Impacts:
         return allowed, blocked, outside
 
 
-class _Mismatch(Exception):
-    """A score here differs from Tantivy's own: the rows are not built."""
-
-
-def _values(explained: dict[str, Any]) -> tuple[np.float32, np.float32]:
-    """``idf`` and ``avgdl`` from a Tantivy term-query explanation."""
+def _values(explained: dict[str, Any]) -> tuple[np.float32, np.float32] | None:
+    """``idf`` and ``avgdl`` from a Tantivy term-query explanation (None without them)."""
     out: dict[str, float] = {}
     stack = [explained]
     while stack:
@@ -214,7 +210,7 @@ def _values(explained: dict[str, Any]) -> tuple[np.float32, np.float32]:
             out["avgdl"] = float(node["value"])
         stack.extend(node.get("details") or [])
     if set(out) != {"idf", "avgdl"}:
-        raise _Mismatch("explanation without idf and avgdl")
+        return None
     return np.float32(out["idf"]), np.float32(out["avgdl"])
 
 
@@ -251,11 +247,11 @@ def build(store: Store, lexical: LexicalIndex, searcher: Any) -> Impacts | None:
     del keys
     starts = np.searchsorted(term_ids, np.arange(len(vocabulary) + 1))
     fieldnorms = fieldnorm_ids(lengths)
-    try:
-        weights, norms = _weights(lexical, searcher, vocabulary, starts, positions, freqs,
-                                  fieldnorms, [addresses[int(positions[i])] for i in starts[:-1]])
-    except _Mismatch:
+    found_weights = _weights(lexical, searcher, vocabulary, starts, positions, freqs,
+                             fieldnorms, [addresses[int(positions[i])] for i in starts[:-1]])
+    if found_weights is None:
         return None
+    weights, norms = found_weights
     # The same float32 operations, in the same order, as Tantivy's Bm25Weight::score.
     values = weights[term_ids] * (freqs / (freqs + norms[fieldnorms[positions]]))
     dense: dict[int, np.ndarray] = {}
@@ -328,16 +324,19 @@ def _token_ids(store: Store, rowids: list[int], rolesets: list[int]
 
 def _weights(lexical: LexicalIndex, searcher: Any, vocabulary: dict[str, Any],
              starts: np.ndarray, positions: np.ndarray, freqs: np.ndarray,
-             fieldnorms: np.ndarray, firsts: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+             fieldnorms: np.ndarray, firsts: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """Each term's ``idf * (K1 + 1)`` and the per-fieldnorm length factor, as Tantivy has
     them: from its explanation of the term's score in the first chunk holding it, after
-    checking that the formula here gives exactly that score (else :class:`_Mismatch`)."""
+    checking that the formula here gives exactly that score (None if it does not)."""
     weights = np.zeros(len(vocabulary), dtype=np.float32)
     norms = None
     for tid, (term, address) in enumerate(zip(vocabulary, firsts, strict=True)):
         explained = json.loads(
             lexical.term_query(term).explain(searcher, address).to_json())
-        idf, avgdl = _values(explained)
+        values = _values(explained)
+        if values is None:
+            return None
+        idf, avgdl = values
         if norms is None:
             lengths = _TABLE.astype(np.float32)
             norms = _K1 * ((np.float32(1) - _B) + (_B * lengths) / avgdl)
@@ -346,9 +345,8 @@ def _weights(lexical: LexicalIndex, searcher: Any, vocabulary: dict[str, Any],
         freq = freqs[first]
         mine = weights[tid] * (freq / (freq + norms[fieldnorms[positions[first]]]))
         if mine != np.float32(explained["value"]):
-            raise _Mismatch(term)
-    assert norms is not None
-    return weights, norms
+            return None
+    return (weights, norms) if norms is not None else None
 
 
 @dataclass
