@@ -6,8 +6,9 @@ similar length: every block's best score is competitive), so a query costs a wal
 posting of every term. Here each term's score in each chunk holding it (its *impact*) is
 computed once per index version as a numpy row, exactly as Tantivy scores it (its BM25
 with the fieldnorm quantised to one byte, float32 throughout), and a query is the sum of
-its terms' rows in query order, as Tantivy's union adds them, masked by the readable role
-sets. Equal scores are ordered by index address, as Tantivy orders them.
+its terms' rows in query order, as Tantivy's union adds them, over the chunks of the
+readable role sets (chunks are grouped by role set). Equal scores are ordered by index
+address, as Tantivy orders them.
 
 The rows are built from the analysed tokens in the store, for the searcher of one index
 version, in a background thread: until they are ready (and whenever the index has changed
