@@ -27,7 +27,7 @@ from glassrag.retrieval.query_terms import doc_freqs, query_terms
 from glassrag.retrieval.scorers import overlap_score, overlap_terms, terms_score, validate_terms
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
-from glassrag.text.analysis import name_terms, unique_terms
+from glassrag.text.analysis import has_cjk, name_terms, unique_terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 # The one limit on the length of a query or question, on every surface.
 MAX_QUERY_CHARS = 20_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Below this many chunks Tantivy's posting walks are short: no precomputed term scores.
+IMPACTS_MIN_DOCS = 20_000
 # Settings for a single retriever's list, where no fusion applies.
 _SINGLE = DenseSettings()
 # The engine behind bm25, dense and hybrid: ``[index] backend`` embedded or qdrant.
@@ -249,7 +251,21 @@ def _lexical(store: Store, lexical: LexicalIndex, terms: list[str], readable: se
         from glassrag.retrieval import readable_bm25
 
         return readable_bm25.search(store, lexical, terms, readable, limit, blocked_limit)
+    if _impacts_apply(lexical, terms):
+        # numpy is loaded here, for CJK searches on large indexes only (see impacts).
+        from glassrag.retrieval import impacts
+
+        found = impacts.search(store, lexical, terms, readable, limit, blocked_limit)
+        if found is not None:
+            return found
     return lexical.search(terms, readable, limit, blocked_limit)
+
+
+def _impacts_apply(lexical: LexicalIndex, terms: Sequence[str]) -> bool:
+    """Whether a search goes through the precomputed term scores of
+    :mod:`~glassrag.retrieval.impacts`: a query with a CJK term on a large index, where
+    Tantivy walks long posting lists that block-max WAND cannot skip."""
+    return any(map(has_cjk, terms)) and lexical.num_docs() >= IMPACTS_MIN_DOCS
 
 
 def _with_unknown_names(found: Retrieval, store: Store, lexical: LexicalIndex, query: str,

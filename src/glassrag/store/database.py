@@ -325,18 +325,19 @@ class Store:
             yield _chunk(r)
 
     def index_rows(
-        self, doc_ids: Iterable[str] | None = None
+        self, doc_ids: Iterable[str] | None = None, *, db: Connection | None = None
     ) -> Iterator[tuple[int, str, int, str]]:
         """(rowid, doc_id, roleset id, tokens) for feeding a lexical index, in (doc_id,
         ordinal) order: the index breaks ties between equal scores by insertion order, which
         must be the documented tie order and not depend on how a database happens to return
-        a join (PostgreSQL and SQLite differ)."""
+        a join (PostgreSQL and SQLite differ). ``db``: read through that connection (a
+        :meth:`reader`) instead of the store's own."""
         sql = (
             "SELECT c.id AS rowid, c.doc_id, r.id AS roleset, c.tokens FROM chunks c"
             " JOIN documents d USING (doc_id) JOIN rolesets r ON r.roles = d.roles"
         )
         if doc_ids is None:
-            yield from self.db.execute(f"{sql} ORDER BY c.doc_id, c.ordinal")
+            yield from (db or self.db).execute(f"{sql} ORDER BY c.doc_id, c.ordinal")
             return
         for part in _batches(list(doc_ids)):
             yield from self.db.execute(

@@ -219,6 +219,11 @@ def _compounds(text: str) -> list[str]:
     return out
 
 
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Han, kana or Hangul character."""
+    return _CJK_ANY_RE.search(text) is not None
+
+
 def name_terms(text: str) -> list[tuple[str, ...]]:
     """The names in ``text``: terms (as :func:`analyze` writes them) that each stand for one
     specific thing. A question naming something that no document mentions cannot be
