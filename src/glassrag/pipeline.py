@@ -198,6 +198,7 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
     reused.
     """
     semantic = dense is not None and found.mode in ("dense", "hybrid")
+    settings = settings.resolved(found.mode, dense.spec if dense is not None else None)
     refused: Draft | None = None
     if found.hits:
         # A name no readable document mentions (found.unknown_names) refuses every quote.
@@ -248,6 +249,9 @@ def ask(store: Store, lexical: SearchIndex, settings: Settings, req: Request,
     to the retrieval; see :mod:`glassrag.retrieval.rewrite`.
     """
     guard = lock if lock is not None else nullcontext()
+    # min_coverage "auto" depends on the mode and embedder; the trace records the number used.
+    answer_settings = answer_settings.resolved(req.mode,
+                                               req.dense.spec if req.dense is not None else None)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -400,7 +404,7 @@ def build_trace(trace_id: str, req: Request, settings: Settings,
             mode=found.mode, top_k=req.top_k, terms=req.terms,
             answerer=llm.name if llm is not None else "extractive",
             llm=llm.endpoint.describe() if llm is not None else None,
-            min_coverage=answer_settings.min_coverage,
+            min_coverage=answer_settings.coverage(found.mode),
             max_sentences=answer_settings.max_sentences),
         disclosure=settings.permissions.disclosure,
         query_terms=found.query_terms,

@@ -226,6 +226,16 @@ class DenseSettings(_Section):
         return MIN_QUOTE_COSINE_BY_KIND.get(kind, DEFAULT_MIN_QUOTE_COSINE)
 
 
+# The weighted share of the question's terms the best sentence must cover, for ``[answer]
+# min_coverage = "auto"``: 0.3 in bm25 mode and with embedders whose dense gate is not
+# calibrated. In dense and hybrid modes with e5 the dense gate ([dense] min_margin and
+# min_quote_cosine) refuses the near misses that word overlap lets through, so the lexical
+# cut can be lower: on the docs-qa development set 0.25 answers two more questions rightly
+# and refuses more unanswerable ones than 0.3 (benchmarks/RESULTS.md, docs/evaluation.md).
+DEFAULT_MIN_COVERAGE = 0.3
+MIN_COVERAGE_DENSE_BY_KIND = {"e5": 0.25}
+
+
 class AnswerSettings(_CheckedSection):
     """The ``[answer]`` section, and how the extractive answerer chooses sentences."""
 
@@ -233,13 +243,34 @@ class AnswerSettings(_CheckedSection):
     top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
     #: Weighted share of the question's terms the best sentence must cover; below it the
     #: answer is ``no_evidence`` rather than a quote that does not address the question.
-    min_coverage: float = Field(default=0.3, ge=0.0, le=1.0)
+    #: "auto": DEFAULT_MIN_COVERAGE, or MIN_COVERAGE_DENSE_BY_KIND in dense and hybrid modes.
+    min_coverage: float | Literal["auto"] = "auto"
     #: Most sentences in one answer; further ones are added only when they cover question
     #: terms the earlier ones did not.
     max_sentences: int = Field(default=2, ge=1, le=10)
     #: How many of the best-ranked evidence hits sentences are taken from.
     max_hits: int = Field(default=5, ge=1, le=MAX_TOP_K)
     log_path: str = ""
+
+    @field_validator("min_coverage")
+    @classmethod
+    def _share(cls, value: float | str) -> float | str:
+        if isinstance(value, float) and not 0.0 <= value <= 1.0:
+            raise ValueError("min_coverage must be a share in [0, 1] or \"auto\"")
+        return value
+
+    def coverage(self, mode: str | None = None, spec: str | None = None) -> float:
+        """``min_coverage`` as a number: "auto" is :data:`DEFAULT_MIN_COVERAGE`, or in dense
+        and hybrid ``mode`` the default of the kind of embedder ``spec`` names."""
+        if not isinstance(self.min_coverage, str):
+            return self.min_coverage
+        if mode in ("dense", "hybrid") and spec:
+            return MIN_COVERAGE_DENSE_BY_KIND.get(spec.partition(":")[0], DEFAULT_MIN_COVERAGE)
+        return DEFAULT_MIN_COVERAGE
+
+    def resolved(self, mode: str | None = None, spec: str | None = None) -> AnswerSettings:
+        """These settings with ``min_coverage`` a number for ``mode`` and embedder ``spec``."""
+        return self.model_copy(update={"min_coverage": self.coverage(mode, spec)})
 
 
 LLMProfile = Literal["openai", "openai-responses", "deepseek", "ollama", "vllm", "llamacpp"]
@@ -566,7 +597,9 @@ target_recall = 0.95
 top_k = 5
 # The extractive answerer answers only when the sentences it picks cover at least this
 # share of the question's terms (weighted by rarity); below it the status is no_evidence.
-min_coverage = 0.3
+# "auto": 0.3, and 0.25 in dense and hybrid modes with e5: (whose dense gate, below, refuses
+# the near misses word overlap lets through).
+min_coverage = "auto"
 # At most this many quotes (a sentence, or two of one paragraph, with the block a sentence
 # ending in ":" introduces), each with its own citation.
 max_sentences = 2

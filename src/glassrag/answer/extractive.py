@@ -106,10 +106,13 @@ def extractive_answer(
     the question names something no readable document mentions (``unknown_names``, from
     :attr:`~glassrag.retrieval.search.Retrieval.unknown_names`): documents that never name
     Kubernetes cannot say how to deploy on it, however well they cover the other words.
+    A ``min_coverage`` of "auto" is the lexical default; callers in dense and hybrid modes
+    pass :meth:`~glassrag.settings.AnswerSettings.resolved` settings.
     """
+    threshold = settings.coverage()
     if unknown_names:
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
-                     notes={"threshold": settings.min_coverage,
+                     notes={"threshold": threshold,
                             "unknown_names": list(unknown_names),
                             "reason": "the question names "
                             f"{', '.join(repr(n) for n in unknown_names)}, which no readable "
@@ -121,18 +124,18 @@ def extractive_answer(
         "question_terms": terms,
         "term_weights": {t: round(w, 4) for t, w in weights.items()},
         "weights_from": "evidence" if term_weights is None else "caller",
-        "threshold": settings.min_coverage,
+        "threshold": threshold,
     }
     literal = seeks_literal(question)
     scored = _ranked(question, terms, weights, candidates)
     best = max((s.coverage for s in scored), default=0.0)
     notes["best_coverage"] = round(best, 4)
     notes["seeks_literal"] = literal
-    if not terms or not scored or best < settings.min_coverage:
-        notes["reason"] = _no_evidence_reason(terms, bool(scored), best, settings.min_coverage)
+    if not terms or not scored or best < threshold:
+        notes["reason"] = _no_evidence_reason(terms, bool(scored), best, threshold)
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive", notes=notes)
 
-    first = next(s for s in scored if s.coverage >= settings.min_coverage)
+    first = next(s for s in scored if s.coverage >= threshold)
     chosen = [first]
     covered = set(first.covered)
     value = _value_for(question, first, scored) if settings.max_sentences > 1 else None

@@ -152,7 +152,9 @@ class _Ask:
         self.kb, self.question, self.principal = kb, question, principal
         self.mode, self.top_k = mode, top_k
         answer = kb.settings.answer
-        self.answer_settings = AnswerSettings(min_coverage=answer.min_coverage,
+        side = kb.dense(None) if mode in ("dense", "hybrid") else None
+        spec = side.spec if side is not None else None
+        self.answer_settings = AnswerSettings(min_coverage=answer.coverage(mode, spec),
                                               max_sentences=answer.max_sentences)
         # The extractive answerer reads only its first max_hits hits; a model reads them all.
         model = kb.settings.llm.profile is not None
@@ -222,7 +224,7 @@ class _Ask:
                           f"it was not dropped: it ranked {rank} and the answer cites it",
                           {"rank": rank})
         best = self._best_coverage(mine, draft.notes)
-        threshold = self.answer_settings.min_coverage
+        threshold = self.answer_settings.coverage()
         similarity = max((h.scores.get("dense", -1.0) for h in mine), default=-1.0)
         min_score = self.kb.settings.dense.min_cosine()
         semantic = self.mode in ("dense", "hybrid") and "dense" in mine[0].scores

@@ -222,7 +222,8 @@ def _settings_of(kb: KnowledgeBase, mode: str | None, embedder: str | None) -> d
     side = kb.dense(embedder) if (mode or s.search.mode) in DENSE_MODES else None
     spec = side.spec if side is not None else None
     return {"mode": mode or s.search.mode, "answer_top_k": s.answer.top_k,
-            "min_coverage": s.answer.min_coverage, "max_sentences": s.answer.max_sentences,
+            "min_coverage": s.answer.coverage(mode or s.search.mode, spec),
+            "max_sentences": s.answer.max_sentences,
             "embedder": spec, "min_score": s.dense.min_cosine(spec) if spec else None}
 
 

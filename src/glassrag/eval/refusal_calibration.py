@@ -176,7 +176,7 @@ def calibrate(
             used_mode = mode or base.settings.search.mode
             side = base.dense(embedder) if used_mode in DENSE_MODES else None
             spec = side.spec if side is not None else None
-            now_coverage = base.settings.answer.min_coverage
+            now_coverage = base.settings.answer.coverage(used_mode, spec)
             now_cosine = base.settings.dense.min_cosine(spec) if side else None
             gate = ((base.settings.dense.margin(spec), base.settings.dense.quote_cosine(spec))
                     if side else None)
