@@ -4,6 +4,7 @@ and a failed rewrite falls back to the question with the error in the trace."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -166,3 +167,24 @@ def test_callable_rewriter_without_an_llm(tmp_path: Path, stub: StubLLM) -> None
     same = kb.ask(QUESTION, rewrite=lambda q: f"  {q} ")
     assert kb.trace(same.trace_id)["rewrite"]["status"] == "unchanged"
     kb.close()
+
+
+def test_fusing_keeps_the_dense_gates_inputs() -> None:
+    import numpy as np
+
+    from glassrag.retrieval.rewrite import fuse_retrievals
+    from glassrag.retrieval.search import Retrieval
+
+    vector = np.ones(4, dtype=np.float32)
+    asked = Retrieval("hybrid", ("a",), [], 0, dense_margin=0.01, dense_min_margin=0.045,
+                      query_vector=vector)
+    rewritten = Retrieval("hybrid", ("b",), [], 0, dense_margin=0.06, dense_min_margin=0.045)
+    fused = fuse_retrievals(asked, rewritten, top_k=5, blocked_limit=5)
+    # Without these the dense gate was off whenever a rewrite ran.
+    assert (fused.dense_margin, fused.dense_min_margin) == (0.06, 0.045)
+    assert fused.dense_stands_out and fused.query_vector is vector
+    flat = fuse_retrievals(asked, dataclasses.replace(rewritten, dense_margin=0.02), 5, 5)
+    assert flat.dense_margin == 0.02 and not flat.dense_stands_out
+    lexical = fuse_retrievals(Retrieval("bm25", ("a",), [], 0), Retrieval("bm25", ("b",), [], 0),
+                              5, 5)
+    assert lexical.dense_margin is None and lexical.dense_stands_out

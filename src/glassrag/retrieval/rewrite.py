@@ -170,7 +170,17 @@ def fuse_retrievals(question: Retrieval, rewritten: Retrieval, top_k: int,
         _fused(question.blocked, rewritten.blocked, k)[:blocked_limit],
         # What the user's question names stays unknown whatever the rewrite says.
         unknown_names=question.unknown_names,
+        # The dense gate's inputs: the evidence stands out if it does for either query (the
+        # rewrite is there to find what the question's words missed); the vector stays the
+        # question's, which the answer is compared with.
+        dense_margin=_larger(question.dense_margin, rewritten.dense_margin),
+        dense_min_margin=question.dense_min_margin,
+        query_vector=question.query_vector,
     )
+
+
+def _larger(a: float | None, b: float | None) -> float | None:
+    return a if b is None else b if a is None else max(a, b)
 
 
 def _fused(first: Sequence[Hit], second: Sequence[Hit], k: int) -> list[Hit]:
