@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from glassrag import KnowledgeBase, Principal
 from glassrag.records import Draft, DraftCitation
 from glassrag.settings import DenseSettings
+from shipping_fixtures import SHIPPING_MD
 
 EVERYONE = Principal("o", roles=["ops"])
 ADMIN = Principal("root", admin=True)
@@ -24,10 +25,7 @@ DENSE_MODES = ("dense", "hybrid")
 def gate_kb(tmp_path: Path) -> KnowledgeBase:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "shipping.md").write_text(
-        "# Shipping\n\n## Delivery times\n\nParcels to France take four days by road. "
-        "Parcels to Canada take twelve days by sea.\n\n## Packing\n\n"
-        "Every parcel is packed in recycled cardboard.\n", encoding="utf-8")
+    (docs / "shipping.md").write_text(SHIPPING_MD, encoding="utf-8")
     (docs / "returns.md").write_text(
         "# Returns\n\nReturned parcels are inspected within two days of arrival.\n",
         encoding="utf-8")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from glassrag import KnowledgeBase, Principal
+from shipping_fixtures import SHIPPING_MD
 
 PUBLIC = Principal("p")
 MODES = ("bm25", "dense", "hybrid")
@@ -18,10 +19,7 @@ MODES = ("bm25", "dense", "hybrid")
 def docs_kb(tmp_path: Path) -> KnowledgeBase:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "shipping.md").write_text(
-        "# Shipping\n\n## Delivery times\n\nParcels to France take four days by road. "
-        "Parcels to Canada take twelve days by sea.\n\n## Packing\n\n"
-        "Every parcel is packed in recycled cardboard.\n", encoding="utf-8")
+    (docs / "shipping.md").write_text(SHIPPING_MD, encoding="utf-8")
     (docs / "部署.md").write_text(
         "# 部署\n\n集群部署需要三台机器，每台机器运行一个 Broker。\n\n"
         "默认端口是 9876，可以在配置文件中修改。\n", encoding="utf-8")
