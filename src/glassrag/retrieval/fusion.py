@@ -92,14 +92,16 @@ def fuse(lists: Mapping[str, Sequence[tuple[Key, float]]], method: str = Fusion.
         raise InvalidInput(f"unknown fusion {method!r}; use rrf or weighted", field="fusion")
     if not any(lists.values()):
         return []
+    if len(lists) == 1:
+        # One list is its own ranking (every BM25 search): only the kept keys are built.
+        [(name, ranked)] = lists.items()
+        return [Fused(key, score, rank, {name: score}, {name: rank})
+                for rank, (key, score) in enumerate(ranked[:limit], start=1)]
     scores = {name: {key: score for key, score in ranked} for name, ranked in lists.items()}
     ranks = {name: {key: r for r, (key, _) in enumerate(ranked, start=1)}
              for name, ranked in lists.items()}
     fused: list[tuple[Key, float]]
-    if len(lists) == 1:
-        [ranked] = lists.values()
-        fused = list(ranked)
-    elif method == Fusion.WEIGHTED:
+    if method == Fusion.WEIGHTED:
         fused = weighted(scores, weights if weights is not None else dict.fromkeys(lists, 1.0))
     else:
         fused = rrf({name: [key for key, _ in ranked] for name, ranked in lists.items()}, k)
