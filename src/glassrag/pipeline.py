@@ -102,7 +102,7 @@ class Request:
         """The dense cut-off for this request's embedder (``"auto"`` resolved)."""
         if self.dense_settings is None:
             return None
-        return self.dense_settings.min_cosine(self.dense.spec if self.dense else None)
+        return self.dense_settings.min_cosine(self.spec)
 
     @property
     def min_quote_cosine(self) -> float:
@@ -110,7 +110,12 @@ class Request:
         resolved; no rescue without dense settings)."""
         if self.dense_settings is None:
             return NO_RESCUE
-        return self.dense_settings.quote_cosine(self.dense.spec if self.dense else None)
+        return self.dense_settings.quote_cosine(self.spec)
+
+    @property
+    def spec(self) -> str | None:
+        """The embedder of a dense or hybrid request (None in the other modes)."""
+        return self.dense.spec if self.dense is not None else None
 
 
 def validate(question: str, top_k: int, field: str = "question") -> str:
@@ -250,8 +255,7 @@ def ask(store: Store, lexical: SearchIndex, settings: Settings, req: Request,
     """
     guard = lock if lock is not None else nullcontext()
     # min_coverage "auto" depends on the mode and embedder; the trace records the number used.
-    answer_settings = answer_settings.resolved(req.mode,
-                                               req.dense.spec if req.dense is not None else None)
+    answer_settings = answer_settings.resolved(req.mode, req.spec)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -404,7 +408,7 @@ def build_trace(trace_id: str, req: Request, settings: Settings,
             mode=found.mode, top_k=req.top_k, terms=req.terms,
             answerer=llm.name if llm is not None else "extractive",
             llm=llm.endpoint.describe() if llm is not None else None,
-            min_coverage=answer_settings.coverage(found.mode),
+            min_coverage=answer_settings.coverage(req.mode, req.spec),
             max_sentences=answer_settings.max_sentences),
         disclosure=settings.permissions.disclosure,
         query_terms=found.query_terms,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 import threading
 import time
@@ -61,6 +62,7 @@ _B = np.float32(0.75)
 _SPLIT_ONLY = re.compile("[\x1c-\x1f]")
 
 Found = tuple[list["LexicalMatch"], int, list["LexicalMatch"]]
+log = logging.getLogger("glassrag.retrieval.impacts")
 
 
 def fieldnorm_table() -> np.ndarray:
@@ -404,7 +406,9 @@ def _run(slot: _Slot, store: Store, index: weakref.ref[LexicalIndex], searcher: 
         try:
             built = build(store, lexical, searcher)
         except Exception:  # noqa: BLE001 - the store closed or changed under the build:
-            built = None   # the rows are an optimisation, Tantivy answers without them
+            # the rows are an optimisation, Tantivy answers without them; say why in the log
+            log.warning("precomputed term scores not built; Tantivy answers", exc_info=True)
+            built = None
     with slot.lock:
         slot.impacts = built
         slot.last_end = time.monotonic()

@@ -432,7 +432,6 @@ def _document(row: Any) -> Document:
 
 
 @functools.lru_cache(maxsize=1024)
-@functools.lru_cache(maxsize=4096)
 def _roles(text: str) -> tuple[str, ...]:
     # A knowledge base has a handful of distinct role sets; parse each JSON list once.
     return tuple(json.loads(text))

@@ -249,7 +249,7 @@ def name_terms(text: str) -> list[tuple[str, ...]]:
             names.append((word.lower(),))
         else:
             names.append(tuple(_english(word.lower(), _ASCII_WORD_RE)))
-    if _CJK_ANY_RE.search(text) is not None:  # a Latin word in CJK text is a name
+    if has_cjk(text):  # a Latin word in CJK text is a name
         tokens = _latin_tokens(_normalize(text))
         names.extend((t,) for t in tokens if len(t) > 1 and not t.isdigit())
     return list(dict.fromkeys(n for n in names if n))
