@@ -97,14 +97,14 @@ class Signals:
         full = self.extractive.get(tuple(self.hits), {})
         answering = [t for t, row in full.items() if row is not None]
         cosines = [d for d in self.dense if d is not None]
+        margin = self.margin_at(self.cut)
         return {"id": self.question.qid, "answerable": self.question.answerable,
                 "corpus": self.question.corpus, "kind": self.question.kind,
                 "coverage": max(answering) if answering else None,
                 "dense_top": round(max(cosines), 4) if cosines else None,
                 "semantic_best": round(max(s for s, _ in self.semantic), 4)
                 if self.semantic else None,
-                "dense_margin": None if self.margin_at(self.cut) is None
-                else round(float(self.margin_at(self.cut) or 0.0), 4),
+                "dense_margin": None if margin is None else round(margin, 4),
                 "error": self.error}
 
 
