@@ -240,3 +240,11 @@ def test_the_answer_closest_in_meaning_also_gets_the_value_of_its_section() -> N
     assert [c.quote for c in draft.citations] == [
         "Frob refuses to start from a cron job when the locale of the job is plain ASCII.",
         "Export `FROB_LOCALE=C.UTF-8` in the job's environment first."]
+
+
+def test_a_bold_faq_question_is_quoted_with_the_answer_below_it() -> None:
+    text = ("## 3 存储\n\n1. **归档文件在磁盘上能留多长时间？**\n\n   归档文件最多留 5 天，之后清理。\n\n"
+            "2. **单个归档文件多大？**\n\n   通常是 64MB\n")
+    hit = make_hit("faq#3", text, heading="3 存储")
+    assert quotes("归档文件在磁盘上默认能留多长时间？", [hit]) == [
+        "1. **归档文件在磁盘上能留多长时间？**\n\n   归档文件最多留 5 天，之后清理。"]

@@ -58,6 +58,14 @@ def test_cjk_terminators_need_no_space() -> None:
     assert [text[a:b] for a, b in spans] == ["改期免费；", "退票收费。"]
 
 
+def test_emphasis_closing_after_the_terminator_stays_with_its_sentence() -> None:
+    # A bold FAQ question: the closing "**" is not a sentence of its own.
+    assert sentence_texts("1. **多久过期？**\n\n   默认 7 天。") == ["1. **多久过期？**", "默认 7 天。"]
+    assert sentence_texts("**Is it cached?** Yes, for an hour. _Really._ See e.g.** here.") == [
+        "**Is it cached?**", "Yes, for an hour.", "_Really._", "See e.g.** here.",
+    ]
+
+
 def test_rst_literal_block_lines_stand_alone() -> None:
     text = "Example::\n\n    click.echo('a. b')\n    more(). code\n\nBack to\nprose."
     assert sentence_texts(text) == [

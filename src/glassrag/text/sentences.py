@@ -25,8 +25,11 @@ _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
 # only before whitespace, CJK ones anywhere. One pattern, so the text is scanned once.
 # (The leading lookahead lets the regex engine skip to a terminator quickly: it measured about
 # twice as fast as the bare alternation.)
-_LATIN = r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|\Z)"
-_CJK_CLOSERS = r"[\u300d\u300f\u201d\u2019\uff09)\]]*"
+# Emphasis that closes around the terminator ("**Why?**", "_是多少？_") belongs to its sentence,
+# so a bold FAQ question is one sentence and not a question plus a stray "**".
+_EMPHASIS = r"(?:\*{1,3}|_{1,3})?"
+_LATIN = rf"[.!?]+[\"'\u201d\u2019)\]]*{_EMPHASIS}(?=\s|\Z)"
+_CJK_CLOSERS = rf"[\u300d\u300f\u201d\u2019\uff09)\]]*{_EMPHASIS}"
 _END = re.compile(rf"(?=[.!?\u3002\uff01\uff1f])(?:{_LATIN}|[\u3002\uff01\uff1f]+{_CJK_CLOSERS})")
 _END_SEMICOLON = re.compile(
     rf"(?=[.!?\u3002\uff01\uff1f\uff1b])(?:{_LATIN}|[\u3002\uff01\uff1f\uff1b]+{_CJK_CLOSERS})"
@@ -169,7 +172,7 @@ def split_sentences(
         dot = match.start()
         if protected and _inside(protected, starts, dot):
             continue
-        if text[dot] == "." and match.group().rstrip(_CLOSERS) == "." and _is_abbreviation(
+        if text[dot] == "." and match.group().rstrip(_CLOSERS + "*_") == "." and _is_abbreviation(
             text, text.rfind("\n", 0, dot) + 1, dot
         ):
             continue
