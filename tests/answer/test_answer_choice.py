@@ -248,3 +248,14 @@ def test_a_bold_faq_question_is_quoted_with_the_answer_below_it() -> None:
     hit = make_hit("faq#3", text, heading="3 存储")
     assert quotes("归档文件在磁盘上默认能留多长时间？", [hit]) == [
         "1. **归档文件在磁盘上能留多长时间？**\n\n   归档文件最多留 5 天，之后清理。"]
+
+
+def test_the_words_of_an_introduced_code_block_count_for_the_sentence_introducing_it() -> None:
+    # The sentence names the stream, its code block names the call the question asks about.
+    text = ("Output goes to the terminal by default.\n\n"
+            "To send it to the error stream instead, pass ``err=True``::\n\n"
+            "    shout.echo_line('disk full', err=True)\n")
+    hit = make_hit("out#2", text, heading="Output")
+    assert quotes("How do I make shout.echo_line write to the error stream?", [hit]) == [
+        "To send it to the error stream instead, pass ``err=True``::\n\n"
+        "    shout.echo_line('disk full', err=True)"]

@@ -227,8 +227,14 @@ def _lone_code(text: str, sentences: list[_Sentence], index: int) -> bool:
 def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[_Sentence],
           standing: float) -> Unit:
     start, end = parts[0].start, parts[-1].end
-    return Unit(hit_index, index, chunk, start, end,
-                frozenset().union(*(p.terms for p in parts)), parts[0].block,
+    terms = frozenset().union(*(p.terms for p in parts))
+    # A sentence ending in ":" is quoted with the block it introduces (``_quote``), so the
+    # block's words are words the quote holds: "print to standard error by passing
+    # ``err=True``::" answers "make click.echo write to stderr" through its code line.
+    stop = introduced_end(chunk.text, end)
+    if stop > end:
+        terms |= frozenset(analyze(chunk.text[end:stop]))
+    return Unit(hit_index, index, chunk, start, end, terms, parts[0].block,
                 all(p.code for p in parts), literals(chunk.text[start:end]), len(parts),
                 standing)
 
