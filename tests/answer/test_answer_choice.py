@@ -259,3 +259,18 @@ def test_the_words_of_an_introduced_code_block_count_for_the_sentence_introducin
     assert quotes("How do I make shout.echo_line write to the error stream?", [hit]) == [
         "To send it to the error stream instead, pass ``err=True``::\n\n"
         "    shout.echo_line('disk full', err=True)"]
+
+
+def test_a_question_about_what_holds_when_nothing_is_set_gets_the_default_line() -> None:
+    text = ("## output.hashLength\n\n- **Type:** `number`\n- **Default:** `8`\n\n"
+            "The hash length used in output file names. Longer hashes collide less often.\n")
+    hit = make_hit("out#9", text, heading="Output options › output.hashLength")
+    assert quotes("If I don't set output.hashLength, what length do file name hashes get?",
+                  [hit])[-1] == "- **Default:** `8`"
+    text = ("## output.hashLength\n\n- **型:** `number`\n- **デフォルト:** `8`\n\n"
+            "出力ファイル名に使うハッシュの長さです。長いハッシュほど衝突しにくくなります。\n")
+    hit = make_hit("out#9", text, heading="出力オプション › output.hashLength")
+    assert quotes("output.hashLength を指定しない場合、出力ファイル名のハッシュの長さは何文字ですか？",
+                  [hit])[-1] == "- **デフォルト:** `8`"
+    assert asks_default("不设置 hashLength 的话是多少？")
+    assert not asks_default("How do I set hashLength?")

@@ -270,8 +270,10 @@ def _value_in_section(first: _Scored, scored: list[_Scored], asked: str,
     (:func:`~glassrag.answer.passages.states_default`)."""
     for candidate in scored:
         unit = candidate.unit
+        # A line stating the default needs none of the question's words: "- **Default:** `x`"
+        # under the option's heading answers "what if I set nothing" in its own words.
         if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and _new_literal(unit, asked, kind)
-                and candidate.own > 0.0 and (not default or states_default(unit.text))
+                and (candidate.own > 0.0 or default) and (not default or states_default(unit.text))
                 and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
             return candidate
     return None

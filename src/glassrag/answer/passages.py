@@ -80,6 +80,18 @@ _DEFAULT = re.compile(
     r"|\u9ed8\u8ba4|\u9ed8\u8a8d|\u7f3a\u7701|\u30c7\u30d5\u30a9\u30eb\u30c8|\u65e2\u5b9a",
     re.IGNORECASE,
 )
+# A question about the default that does not say the word: what happens when nothing is set
+# ("if I don't set minimum_size", "unless I specify one", "out of the box", "不设置的话",
+# "特に設定しない場合", "何も指定しなかった場合").
+_ASKS_UNSET = re.compile(
+    r"\b(?:if|when) (?:i|we|you) (?:do not|don't|never) (?:set|specify|pass|configure|change)\b"
+    r"|\bunless (?:i|we|you) (?:set|specify|pass|configure|change)\b|\bout of the box\b"
+    r"|\bwithout (?:setting|specifying|passing|configuring)\b"
+    r"|\u4e0d(?:\u505a\u4efb\u4f55)?(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a|\u4fee\u6539)"
+    r"|\u6ca1\u6709(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a)"
+    r"|(?:\u6307\u5b9a|\u8a2d\u5b9a)\u3057(?:\u306a\u3044|\u306a\u304b\u3063\u305f)",
+    re.IGNORECASE,
+)
 # How far after that word the value may start ("Defaults to `600`", "**Default:** `500`",
 # "默认为15000", "デフォルトは Vite の特別な値 `'x'`"), without crossing a sentence end.
 DEFAULT_REACH = 24
@@ -148,8 +160,9 @@ def of_kind(values: Sequence[str], kind: str) -> list[str]:
 
 
 def asks_default(question: str) -> bool:
-    """Whether ``question`` names the default (default, 默认, デフォルト, 既定)."""
-    return _DEFAULT.search(question) is not None
+    """Whether ``question`` asks for the default: names it (default, 默认, デフォルト, 既定)
+    or asks what holds when nothing is set ("if I don't set", "不设置", "指定しない場合")."""
+    return _DEFAULT.search(question) is not None or _ASKS_UNSET.search(question) is not None
 
 
 def states_default(text: str) -> bool:
