@@ -274,3 +274,16 @@ def test_a_question_about_what_holds_when_nothing_is_set_gets_the_default_line()
                   [hit])[-1] == "- **デフォルト:** `8`"
     assert asks_default("不设置 hashLength 的话是多少？")
     assert not asks_default("How do I set hashLength?")
+
+
+def test_a_letter_abbreviation_in_the_question_is_not_one_of_its_terms() -> None:
+    from glassrag.answer.extractive import question_terms
+
+    assert question_terms("How do I keep a block unwrapped, e.g. a table?") == question_terms(
+        "How do I keep a block unwrapped, a table?")
+    text = ("Long help text is rewrapped to the terminal width.\n\n"
+            "To keep one block unwrapped, put a line holding only ``\\b`` before it.\n")
+    hit = make_hit("help#4", text, heading="Help texts")
+    assert quotes("How do I keep one block of help text unwrapped, e.g. a table or i.e. a "
+                  "diagram?", [hit])[0] == (
+        "To keep one block unwrapped, put a line holding only ``\\b`` before it.")

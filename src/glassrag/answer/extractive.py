@@ -9,6 +9,7 @@ the sentence that carries the specific facts wins over one that merely repeats t
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -58,11 +59,17 @@ PAIR_PENALTY = 0.02
 # Candidates listed in the draft's notes (the trace); the rest only cost space.
 NOTED_CANDIDATES = 10
 
+# Letters joined by periods ("e.g.", "i.e.", "a.m."): an abbreviation, not a word of the
+# question. Left in, "e", "g" and "e.g" would weigh as its rarest terms, since no answer
+# holds them.
+_LETTER_ABBREVIATION = re.compile(r"(?<![\w.])(?:[A-Za-z]\.){2,}(?![\w.])")
+
+
 def question_terms(question: str) -> list[str]:
     """The question's distinct terms the answerer weighs: its analysed terms without the
     Japanese particle bigrams (:func:`~glassrag.text.analysis.is_particle`), unless that
-    would leave none."""
-    terms = unique_terms(analyze(question))
+    would leave none, and without letter abbreviations such as "e.g."."""
+    terms = unique_terms(analyze(_LETTER_ABBREVIATION.sub(" ", question)))
     return [t for t in terms if not is_particle(t)] or terms
 
 
