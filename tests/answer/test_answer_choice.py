@@ -287,3 +287,13 @@ def test_a_letter_abbreviation_in_the_question_is_not_one_of_its_terms() -> None
     assert quotes("How do I keep one block of help text unwrapped, e.g. a table or i.e. a "
                   "diagram?", [hit])[0] == (
         "To keep one block unwrapped, put a line holding only ``\\b`` before it.")
+
+
+def test_chinese_question_words_are_not_terms_the_answer_must_hold() -> None:
+    from glassrag.answer.extractive import question_terms
+
+    assert not {"哪个", "多少", "几次"} & set(question_terms("哪个参数决定重试几次，默认是多少？"))
+    text = "归档默认关闭。设置 archiveCompress=true 可以开启压缩归档。\n"
+    hit = make_hit("zh#1", text, heading="归档")
+    assert quotes("哪个开关开启压缩归档？", [hit]) == [
+        "设置 archiveCompress=true 可以开启压缩归档。"]
