@@ -243,8 +243,8 @@ def test_the_answer_closest_in_meaning_also_gets_the_value_of_its_section() -> N
 
 
 def test_a_bold_faq_question_is_quoted_with_the_answer_below_it() -> None:
-    text = ("## 3 存储\n\n1. **归档文件在磁盘上能留多长时间？**\n\n   归档文件最多留 5 天，之后清理。\n\n"
-            "2. **单个归档文件多大？**\n\n   通常是 64MB\n")
+    text = ("## 3 存储\n\n1. **归档文件在磁盘上能留多长时间？**\n\n"
+            "   归档文件最多留 5 天，之后清理。\n\n2. **单个归档文件多大？**\n\n   通常是 64MB\n")
     hit = make_hit("faq#3", text, heading="3 存储")
     assert quotes("归档文件在磁盘上默认能留多长时间？", [hit]) == [
         "1. **归档文件在磁盘上能留多长时间？**\n\n   归档文件最多留 5 天，之后清理。"]
@@ -270,8 +270,8 @@ def test_a_question_about_what_holds_when_nothing_is_set_gets_the_default_line()
     text = ("## output.hashLength\n\n- **型:** `number`\n- **デフォルト:** `8`\n\n"
             "出力ファイル名に使うハッシュの長さです。長いハッシュほど衝突しにくくなります。\n")
     hit = make_hit("out#9", text, heading="出力オプション › output.hashLength")
-    assert quotes("output.hashLength を指定しない場合、出力ファイル名のハッシュの長さは何文字ですか？",
-                  [hit])[-1] == "- **デフォルト:** `8`"
+    question = "output.hashLength を指定しない場合、出力ファイル名のハッシュの長さは何文字ですか？"
+    assert quotes(question, [hit])[-1] == "- **デフォルト:** `8`"
     assert asks_default("不设置 hashLength 的话是多少？")
     assert not asks_default("How do I set hashLength?")
 

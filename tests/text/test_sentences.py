@@ -60,7 +60,8 @@ def test_cjk_terminators_need_no_space() -> None:
 
 def test_emphasis_closing_after_the_terminator_stays_with_its_sentence() -> None:
     # A bold FAQ question: the closing "**" is not a sentence of its own.
-    assert sentence_texts("1. **多久过期？**\n\n   默认 7 天。") == ["1. **多久过期？**", "默认 7 天。"]
+    assert sentence_texts("1. **多久过期？**\n\n   默认 7 天。") == [
+        "1. **多久过期？**", "默认 7 天。"]
     assert sentence_texts("**Is it cached?** Yes, for an hour. _Really._ See e.g.** here.") == [
         "**Is it cached?**", "Yes, for an hour.", "_Really._", "See e.g.** here.",
     ]

@@ -68,8 +68,9 @@ _LETTER_ABBREVIATION = re.compile(r"(?<![\w.])(?:[A-Za-z]\.){2,}(?![\w.])")
 # Chinese question words the analyser keeps (it drops 什么, 怎么, 如何): the answer states
 # the value or the way, so it never holds them, and counting them only lowers every answer's
 # coverage. English ones (which, how, many) are stop words already.
-_CHINESE_QUESTION_WORDS = frozenset(
-    "哪个 哪些 哪里 哪儿 哪 多少 几 几个 几次 怎样 怎么样 多久 多长 多长时间 多大 是否 能否 可否".split())
+_CHINESE_QUESTION_WORDS = frozenset((
+    "哪个", "哪些", "哪里", "哪儿", "哪", "多少", "几", "几个", "几次", "怎样", "怎么样", "多久",
+    "多长", "多长时间", "多大", "是否", "能否", "可否"))
 
 
 def question_terms(question: str) -> list[str]:
