@@ -187,8 +187,8 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
            min_quote_cosine: float = NO_RESCUE, *, same_query: bool = False,
            ) -> tuple[str, Draft | None]:
     """The true status before any answer is shown: answer only from permitted evidence.
-    The draft is the answer's, or, when a quote was refused by the dense gate, the
-    ``no_evidence`` draft saying why (for the trace).
+    The draft is the answer's, or the ``no_evidence`` draft saying why (for the trace):
+    the answerer's own (no sentence covered enough of the question) or the dense gate's.
 
     Blocked evidence counts as "matching" only if it would itself pass the answer threshold,
     so a stray shared word in a secret document does not turn no_evidence into blocked.
@@ -220,6 +220,8 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
                               min_quote_cosine, found.query_vector if same_query else None)
             if refused is None:
                 return ANSWERED, draft
+        else:
+            refused = draft  # its notes say why: the best coverage against the threshold
     # The refusal's draft goes with BLOCKED as with NO_EVIDENCE: it is built from permitted
     # evidence alone, so whether it is there says nothing about hidden documents.
     if _blocked_would_answer(question, found, settings):
@@ -289,7 +291,7 @@ def ask(store: Store, lexical: SearchIndex, settings: Settings, req: Request,
             verification = verify(draft, found.hits, blocked_chunk_ids=blocked_ids)
             status = ANSWERED if verification.ok else UNVERIFIED
             attempts = [_extractive_attempt(draft, verification)]
-        elif draft is not None:  # a quote the dense gate refused: the trace says why
+        elif draft is not None:  # a refusal: the trace says why
             attempts = [_extractive_attempt(draft, None)]
         lap("verify")
     citations = verification.citations if (status == ANSWERED and verification.ok) else ()
