@@ -56,7 +56,10 @@ def test_the_recommendation_is_what_eval_then_measures(questions, kept) -> None:
     assert report.recommended["no_evidence"] == max(r["no_evidence"] for r in within)
     curve = {r["min_coverage"]: r for r in report.coverage_curve}
     assert curve[0.0]["no_evidence"] <= curve[1.0]["no_evidence"] == 1.0
-    assert curve[1.0]["false_refusal"] == 1.0
+    # At 1.0 only a quote holding every term of its question still answers.
+    answerable = [s for s in report.signals if s["answerable"]]
+    whole = sum(s["coverage"] == 1.0 for s in answerable)
+    assert curve[1.0]["false_refusal"] == round(1 - whole / len(answerable), 4) < 1.0
 
 
 def test_an_unreachable_target_says_so(questions, kept) -> None:
