@@ -297,3 +297,11 @@ def test_chinese_question_words_are_not_terms_the_answer_must_hold() -> None:
     hit = make_hit("zh#1", text, heading="归档")
     assert quotes("哪个开关开启压缩归档？", [hit]) == [
         "设置 archiveCompress=true 可以开启压缩归档。"]
+
+
+def test_a_word_written_short_matches_it_written_long() -> None:
+    text = ("Hooks run in the order they were registered.\n\n"
+            "Asynchronous hooks run in no particular order.\n")
+    hit = make_hit("hooks#2", text, heading="Hooks")
+    assert quotes("Do async hooks run in order?", [hit])[0] == (
+        "Asynchronous hooks run in no particular order.")

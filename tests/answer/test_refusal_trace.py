@@ -1,7 +1,8 @@
 """A lexical refusal's trace says why: the answerer's draft, with the best coverage found
-and the threshold it missed (in the operator's view; the asker's shows the refusal). That record is built from readable evidence alone; under
-``conceal`` a knowledge base that also holds hidden pages (which would answer) gives the
-same answer, trace and dry run as one without them."""
+and the threshold it missed (in the operator's view; the asker's shows the refusal). That
+record is built from readable evidence alone; under ``conceal`` a knowledge base that also
+holds hidden pages (which would answer) gives the same answer, trace and dry run as one
+without them."""
 
 from __future__ import annotations
 

@@ -242,12 +242,12 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     preference adds the shape of an answer: a literal value when the question asks for one,
     prose over code, a hit scored near the best one."""
     total = sum(weights[t] for t in terms) or 1.0
-    found = sum(weights[t] for t in terms if t in unit.terms)
-    titled = sum(weights[t] for t in terms if t not in unit.terms and t in heading)
-    near = sum(weights[t] for t in terms
-               if t not in unit.terms and t not in heading and t in context)
+    held = frozenset(t for t in terms if t in unit.terms or _abbreviates(t, unit.terms))
+    found = sum(weights[t] for t in held)
+    titled = sum(weights[t] for t in terms if t not in held and t in heading)
+    near = sum(weights[t] for t in terms if t not in held and t not in heading and t in context)
     share = (found + HEADING_CREDIT * titled + CONTEXT_CREDIT * near) / total
-    if sum(t in unit.terms or t in heading or _shares_a_character(t, unit.terms)
+    if sum(t in held or t in heading or _shares_a_character(t, unit.terms)
            for t in terms) < min(2, len(terms)):
         # One shared word is no evidence for a question of several ("the capital of
         # France" against a page that happens to say "France").
@@ -256,7 +256,17 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     if valued:
         preference += LITERAL_BONUS
     preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
-    return _Scored(unit, share, preference, unit.terms, found / total)
+    return _Scored(unit, share, preference, unit.terms | held, found / total)
+
+
+def _abbreviates(term: str, words: frozenset[str]) -> bool:
+    """Whether a Latin ``term`` of five letters or more and one of ``words`` are the same word
+    written short and long ("async" and "asynchronous", "config" and "configuration"):
+    one is the start of the other. Stemming joins inflections, not shortenings."""
+    if len(term) < 5 or not term.isalpha() or not term.isascii():
+        return False
+    return any(len(w) >= 5 and w.isalpha() and (w.startswith(term) or term.startswith(w))
+               for w in words)
 
 
 def _shares_a_character(term: str, words: frozenset[str]) -> bool:
