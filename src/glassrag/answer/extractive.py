@@ -242,13 +242,12 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     preference adds the shape of an answer: a literal value when the question asks for one,
     prose over code, a hit scored near the best one."""
     total = sum(weights[t] for t in terms) or 1.0
-    held = frozenset(t for t in terms if t in unit.terms or _abbreviates(t, unit.terms))
+    held = frozenset(t for t in terms if t in unit.terms) | _abbreviated(terms, unit.terms)
     found = sum(weights[t] for t in held)
     titled = sum(weights[t] for t in terms if t not in held and t in heading)
     near = sum(weights[t] for t in terms if t not in held and t not in heading and t in context)
     share = (found + HEADING_CREDIT * titled + CONTEXT_CREDIT * near) / total
-    if sum(t in held or t in heading or _shares_a_character(t, unit.terms)
-           for t in terms) < min(2, len(terms)):
+    if not _shares_words(terms, held, heading, unit.terms, min(2, len(terms))):
         # One shared word is no evidence for a question of several ("the capital of
         # France" against a page that happens to say "France").
         share = 0.0
@@ -259,14 +258,30 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     return _Scored(unit, share, preference, unit.terms | held, found / total)
 
 
-def _abbreviates(term: str, words: frozenset[str]) -> bool:
-    """Whether a Latin ``term`` of five letters or more and one of ``words`` are the same word
-    written short and long ("async" and "asynchronous", "config" and "configuration"):
-    one is the start of the other. Stemming joins inflections, not shortenings."""
-    if len(term) < 5 or not term.isalpha() or not term.isascii():
-        return False
-    return any(len(w) >= 5 and w.isalpha() and (w.startswith(term) or term.startswith(w))
-               for w in words)
+def _abbreviated(terms: list[str], words: frozenset[str]) -> frozenset[str]:
+    """The Latin ``terms`` of five letters or more that one of ``words`` writes short or long
+    ("async" and "asynchronous", "config" and "configuration": one is the start of the
+    other). Stemming joins inflections, not shortenings."""
+    wanted = [t for t in terms if len(t) >= 5 and t not in words and t.isascii() and t.isalpha()]
+    if not wanted:
+        return frozenset()
+    long = [w for w in words if len(w) >= 5 and w.isascii() and w.isalpha()]
+    starts = {w[:5] for w in long}
+    return frozenset(t for t in wanted if t[:5] in starts
+                     and any(w.startswith(t) or t.startswith(w) for w in long))
+
+
+def _shares_words(terms: list[str], held: frozenset[str], heading: frozenset[str],
+                  words: frozenset[str], needed: int) -> bool:
+    """Whether at least ``needed`` of the question's terms are held, in the heading, or share
+    a character with a CJK word of the unit (:func:`_shares_a_character`)."""
+    count = 0
+    for term in terms:
+        if term in held or term in heading or _shares_a_character(term, words):
+            count += 1
+            if count >= needed:
+                return True
+    return count >= needed
 
 
 def _shares_a_character(term: str, words: frozenset[str]) -> bool:

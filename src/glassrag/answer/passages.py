@@ -43,7 +43,6 @@ _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|\|)")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
-_INTRODUCES = re.compile(r"[:\uff1a]\s*\Z")
 _ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")
 # Questions that ask for a value, a name or a way (what/which/how/where, how many, the
 # default), as opposed to yes/no questions: the answer to these is usually a literal.
@@ -307,7 +306,7 @@ def introduced_end(text: str, end: int) -> int:
     a line indented deeper than the sentence follows), or an indented block such as a reST
     directive's body. Cut at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
     """
-    if not _INTRODUCES.search(text, 0, end):
+    if not _introduces(text, end):
         return end
     lines = _lines_after(text, end)
     if not lines:
@@ -338,6 +337,14 @@ def introduced_end(text: str, end: int) -> int:
             break
         stop = b
     return stop
+
+
+def _introduces(text: str, end: int) -> bool:
+    """Whether the text before ``end`` ends in ":" or "：" (trailing spaces aside); looked at
+    from the end, since every sentence of a chunk asks."""
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return end > 0 and text[end - 1] in ":\uff1a"
 
 
 def _indent_at(text: str, line_start: int) -> int:
