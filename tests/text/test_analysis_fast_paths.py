@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import string
 
+import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,3 +45,14 @@ def test_identifiers_still_found() -> None:
     assert A.analyze("Set max_connections in starlette.config for getValue") == [
         "set", "max", "connect", "starlett", "config", "getvalu",
         "max_connections", "starlette.config", "get", "valu"]
+
+
+def test_stem_cache_reset_keeps_stems_and_stop_words(monkeypatch) -> None:
+    fresh = [f"glassragunseen{n}ings" for n in range(6)]  # misses, whatever ran before
+    text = "The " + " of the ".join(fresh)
+    expected = Stemmer.Stemmer("english").stemWords(fresh)
+    monkeypatch.setattr(A, "_STEM_CACHE_MAX", len(A._stems) + 2)
+    assert A.analyze(text) == expected  # the cache is cleared part-way through this text
+    assert len(A._stems) <= len(A.ENGLISH_STOPWORDS) + len(fresh)
+    assert A.analyze(text) == expected
+    assert A.analyze("the of to") == []  # stop words still dropped after the reset

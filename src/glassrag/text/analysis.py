@@ -124,11 +124,30 @@ _local = threading.local()
 _jieba_lock = threading.Lock()
 _jieba: Any = None
 
-# word -> stem, with stop words mapped to "" so one dict lookup both stems and filters.
-# Vocabularies are Zipfian, so after a few documents nearly every word is a hit. Plain dict
-# get/set is atomic under the GIL; the cache is reset when it grows past its bound.
+# The stem cache's bound: cleared when it grows past this many words.
 _STEM_CACHE_MAX = 200_000
-_stems: dict[str, str] = dict.fromkeys(ENGLISH_STOPWORDS, "")
+
+
+class _StemCache(dict[str, str]):
+    """word -> stem, with stop words mapped to "" so one lookup both stems and filters; a
+    word is stemmed the first time it is looked up. Vocabularies are Zipfian, so after a few
+    documents nearly every word is a hit, and ``map(cache.__getitem__, words)`` stays in C.
+    Plain dict get/set/clear are atomic under the GIL."""
+
+    def __init__(self) -> None:
+        super().__init__(dict.fromkeys(ENGLISH_STOPWORDS, ""))
+
+    def __missing__(self, word: str) -> str:
+        stem: str = _stemmer().stemWord(word)
+        if len(self) > _STEM_CACHE_MAX:
+            self.clear()
+            self.update(dict.fromkeys(ENGLISH_STOPWORDS, ""))
+        self[word] = stem
+        return stem
+
+
+_stems = _StemCache()
+_stem_of = _stems.__getitem__
 
 
 def _stemmer() -> Stemmer.Stemmer:
@@ -159,18 +178,8 @@ def _ascii_english(text: str) -> list[str]:
 
 
 def _stemmed(words: list[str]) -> list[str]:
-    # The hot path of ingest: one cache lookup per word, and one batched stemWords call for
-    # the words not seen before.
-    global _stems
-    found = list(map(_stems.get, words))
-    if None in found:
-        missing = list(dict.fromkeys(w for w, s in zip(words, found, strict=True) if s is None))
-        new = dict(zip(missing, _stemmer().stemWords(missing), strict=True))
-        if len(_stems) > _STEM_CACHE_MAX:
-            _stems = dict.fromkeys(ENGLISH_STOPWORDS, "")
-        _stems.update(new)
-        found = [new[w] if s is None else s for w, s in zip(words, found, strict=True)]
-    return list(filter(None, found))
+    # The hot path of ingest: one cache lookup per word, stop words ("") dropped.
+    return list(filter(None, map(_stem_of, words)))
 
 
 def _jieba_tokenizer() -> Any:
