@@ -232,8 +232,8 @@ def _may_hold_identifier(text: str) -> bool:
     kinds = text.translate(_ASCII_KINDS)
     # A connector before a letter or digit; a lower-case letter before a capital; two
     # capitals before a lower-case letter.
-    return ("_A" in kinds or "_a" in kinds or "_0" in kinds or "aA" in kinds
-            or "AAa" in kinds)
+    return ("_" in kinds and ("_A" in kinds or "_a" in kinds or "_0" in kinds)) or (
+        "A" in kinds and ("aA" in kinds or "AAa" in kinds))
 
 
 def _compounds(text: str) -> list[str]:
