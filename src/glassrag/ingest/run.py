@@ -128,7 +128,7 @@ def run_ingest(
     progress: Progress | None = None,
 ) -> IngestReport:
     """Ingest ``paths`` into ``store`` (the caller then lets the indexes catch up)."""
-    with _collector_paused():
+    with _collector_paused(), store.bulk_writes():
         return _run_ingest(store, paths, settings, rules, options, progress)
 
 

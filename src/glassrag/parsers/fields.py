@@ -44,6 +44,8 @@ def explicit_roles(roles: Any, csv_roles: bool) -> tuple[str, ...]:
     is an error, never "no roles": falling back to the default role would publish a document
     whose author meant to restrict it.
     """
+    if type(roles) is list and len(roles) == 1 and type(roles[0]) is str and roles[0].strip():
+        return (roles[0].strip(),)  # the common case, what the checks below would return
     hint = " or a comma-separated string" if csv_roles else ""
     if csv_roles and isinstance(roles, str):
         # "hr, finance," is a comma list with a trailing comma, not a blank role.

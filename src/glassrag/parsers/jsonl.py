@@ -89,7 +89,7 @@ def _jsonl_lines(lines: Iterable[str | _BadLine], ctx: FileContext, result: Read
             result.errors.append(ctx.fail(f"line {lineno}: {line.message}", lineno))
             content = True
             continue
-        if not line.strip():
+        if not line or line.isspace():  # (not line.strip(), without copying the line)
             continue
         content = True
         try:

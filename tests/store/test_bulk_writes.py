@@ -1,0 +1,50 @@
+"""Ingest's bulk-write mode: rarer WAL checkpoints, restored afterwards; role sets numbered
+in the order documents first name them, whatever the process's string hashing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from glassrag.store.database import _BULK_CHECKPOINT_PAGES, Store
+
+
+def test_bulk_writes_raise_the_checkpoint_size_and_restore_it(tmp_path: Path) -> None:
+    store = Store(tmp_path / "glassrag.db")
+    try:
+        before = store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        with store.bulk_writes():
+            inside = store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        after = store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    finally:
+        store.close()
+    assert (before, inside, after) == (1000, _BULK_CHECKPOINT_PAGES, 1000)
+
+
+_NUMBERING = """
+import json, sys
+from glassrag import KnowledgeBase
+with KnowledgeBase.open(sys.argv[1], create=True) as kb:
+    report = kb.ingest([sys.argv[2]])
+    assert not report.failed, report.failed
+    rows = kb.store.db.execute("SELECT id, roles FROM rolesets ORDER BY id")
+    print(json.dumps([json.loads(r["roles"]) for r in rows]))
+"""
+
+
+def test_role_sets_are_numbered_in_first_seen_order(tmp_path: Path) -> None:
+    order = [["zeta"], ["alpha"], ["mid"], ["beta"], ["omega"], ["kappa"]]
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(
+        json.dumps({"doc_id": f"d{n}", "roles": roles, "text": f"text number {n}"}) + "\n"
+        for n, roles in enumerate(order)))
+    for seed in range(4):  # set order follows string hashes, which vary with the seed
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        out = subprocess.run(
+            [sys.executable, "-c", _NUMBERING, str(tmp_path / f"kb{seed}"), str(corpus)],
+            env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == order, f"PYTHONHASHSEED={seed}"
