@@ -6,13 +6,12 @@ of one without them give the same answer, trace view and dry run."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conceal_fixtures import EMBEDDER, P0
+from conceal_fixtures import EMBEDDER, P0, scrub
 from conftest import init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 
@@ -33,7 +32,6 @@ HIDDEN = [
 QUESTIONS = ["How long do parcels to Canada take?", "How long are returned parcels inspected?",
              "What insurance do parcels to Canada get?", "cardboard stock counted weekly"]
 MODES = ("dense", "hybrid")
-_TRACE_ID = re.compile(r"tr_[0-9a-f]{16}")
 
 
 def _kb(root: Path, name: str, batches: list[list[dict[str, Any]]], quote: float) -> Path:
@@ -52,13 +50,7 @@ def _kb(root: Path, name: str, batches: list[list[dict[str, Any]]], quote: float
 
 
 def _scrub(value: Any) -> str:
-    def walk(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items() if k not in ("trace_id", "created_at")}
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        return _TRACE_ID.sub("tr_X", v) if isinstance(v, str) else v
-    return json.dumps(walk(value), ensure_ascii=False)
+    return json.dumps(scrub(value), ensure_ascii=False)
 
 
 def _outputs(kb_dir: Path, principal: Principal) -> tuple[list[str], list[str]]:

@@ -7,10 +7,10 @@ without them."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
+from conceal_fixtures import scrub
 from conftest import init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 
@@ -29,7 +29,6 @@ HIDDEN = [
 ]
 # Answered by the hidden pages only; shares a word or two with the public one.
 QUESTION = "How fast does the cooling schedule lower the kiln temperature?"
-_TRACE_ID = re.compile(r"tr_[0-9a-f]{16}")
 
 
 def _kb(root: Path, name: str, batches: list[list[dict[str, Any]]],
@@ -44,13 +43,7 @@ def _kb(root: Path, name: str, batches: list[list[dict[str, Any]]],
 
 
 def _scrub(value: Any) -> str:
-    def walk(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items() if k not in ("trace_id", "created_at")}
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        return _TRACE_ID.sub("tr_X", v) if isinstance(v, str) else v
-    return json.dumps(walk(value), ensure_ascii=False)
+    return json.dumps(scrub(value), ensure_ascii=False)
 
 
 def test_a_refusal_trace_gives_the_coverage_and_the_threshold(tmp_path: Path) -> None:

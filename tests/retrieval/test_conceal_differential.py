@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conceal_fixtures import ALICE, EMBEDDER, P0
+from conceal_fixtures import ALICE, EMBEDDER, P0, scrub
 from conftest import init_kb_with, write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.interfaces.cli.main import app
@@ -93,19 +93,8 @@ def kbs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "alice": _kb(root, "alice", [EMPLOYEE, PUBLIC])}
 
 
-def _scrub(value: Any) -> Any:
-    """Drop what differs between any two asks: trace ids and creation times."""
-    if isinstance(value, dict):
-        return {k: _scrub(v) for k, v in value.items() if k not in ("trace_id", "created_at")}
-    if isinstance(value, list):
-        return [_scrub(v) for v in value]
-    if isinstance(value, str):
-        return _TRACE_ID.sub("tr_X", value)
-    return value
-
-
 def _dump(value: Any) -> str:
-    return json.dumps(_scrub(value), ensure_ascii=False)
+    return json.dumps(scrub(value), ensure_ascii=False)
 
 
 def _python_outputs(kb_dir: Path, principal: Principal) -> list[str]:
