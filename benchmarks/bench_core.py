@@ -11,7 +11,8 @@ queries (unique terms, as glassrag searches them) already tokenized by
 tokenization is *not* counted in their timings; glassrag's ingest and search timings
 include its own analysis. Neither peer has a role filter: they are timed unfiltered, and
 bm25s is also timed with a ``weight_mask`` that zeroes unreadable documents, the closest
-thing it has.
+thing it has. glassrag's and bm25s's searches are timed in turns of 100 queries each, so
+that both are measured in the same seconds of a machine whose speed drifts.
 
 Usage::
 
@@ -65,6 +66,10 @@ TARGETS = {
     "reingest_ratio": 0.05,
 }
 TOP_K = 10
+#: Queries each system searches in its turn when systems are timed in turns.
+TURN_QUERIES = 100
+#: How a peer's searches timed in turns with glassrag's are labelled among them.
+RIVAL = "bm25s "
 
 
 # -- measuring ---------------------------------------------------------------------------
@@ -104,21 +109,38 @@ def time_queries(run: Callable[[Any], Any], queries: Sequence[Any], warmup: int
     """Run ``warmup`` queries untimed (cycling the list), then time each query once:
     wall clock and the calling thread's CPU time (all three systems search in the
     calling thread)."""
-    for i in range(warmup):
-        run(queries[i % len(queries)])
+    return time_in_turns({"run": (run, queries)}, warmup, block=len(queries))["run"]
+
+
+def time_in_turns(runs: dict[str, tuple[Callable[[Any], Any], Sequence[Any]]], warmup: int,
+                  block: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Time several systems on the same queries (each its own form of them), taking turns
+    every ``block`` queries, after warming each up with its first ``warmup`` queries.
+
+    A shared machine's speed drifts from second to second by more than the differences
+    measured (the same searches, timed twice a second apart, differ by up to 1.6x), so
+    systems timed one after the other are compared in different conditions; taking turns
+    puts each system's queries in the same seconds as the others'."""
+    for run, queries in runs.values():
+        for i in range(warmup):
+            run(queries[i % len(queries)])
+    timed: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in runs}
+    count = min(len(queries) for _, queries in runs.values())
     gc.collect()
     gc.disable()  # a collection pause inside one query would land in the p99
     try:
-        wall, cpu = [], []
-        for q in queries:
-            c0 = time.thread_time()
-            t0 = time.perf_counter()
-            run(q)
-            t1 = time.perf_counter()
-            c1 = time.thread_time()
-            wall.append(t1 - t0)
-            cpu.append(c1 - c0)
-        return wall, cpu
+        for start in range(0, count, block):
+            for name, (run, queries) in runs.items():
+                wall, cpu = timed[name]
+                for q in queries[start:start + block]:
+                    c0 = time.thread_time()
+                    t0 = time.perf_counter()
+                    run(q)
+                    t1 = time.perf_counter()
+                    c1 = time.thread_time()
+                    wall.append(t1 - t0)
+                    cpu.append(c1 - c0)
+        return timed
     finally:
         gc.enable()
 
@@ -280,8 +302,14 @@ def time_ingest(kb: Any, args: argparse.Namespace, corpus_paths: list[Path]
     return out
 
 
-def bench_glassrag(args: argparse.Namespace, corpus_paths: list[Path], queries: list[str]
-                   ) -> dict[str, Any]:
+Rivals = Callable[[], dict[str, tuple[Callable[[Any], Any], Sequence[Any]]]]
+
+
+def bench_glassrag(args: argparse.Namespace, corpus_paths: list[Path], queries: list[str],
+                   rivals: Rivals | None = None) -> dict[str, Any]:
+    """Ingest (or reuse) the knowledge base and time its searches for three principals.
+    ``rivals``, called after the ingest, gives a peer's searches (by label), which are
+    timed in turns with glassrag's; their timings are returned under ``"_rivals"``."""
     from glassrag import KnowledgeBase, Principal
 
     out: dict[str, Any] = {}
@@ -318,16 +346,19 @@ def bench_glassrag(args: argparse.Namespace, corpus_paths: list[Path], queries: 
         searches: dict[str, Any] = {}
         top_docs: dict[str, list[list[str]]] = {}
         dumped: dict[str, list[dict[str, Any]]] = {}
-        for label, principal in principals.items():
-            results: list[Any] = []
 
-            def run(q: str, principal: Any = principal) -> Any:
+        def searcher(principal: Any) -> Callable[[str], Any]:
+            def run(q: str) -> Any:
                 return kb.search(q, principal=principal, top_k=TOP_K, mode="bm25")
+            return run
 
-            wall, cpu = time_queries(run, queries, args.warmup)
-            for q in queries:
-                results.append(run(q))
-            stats = summarize(wall, cpu)
+        mine = {label: (searcher(p), queries) for label, p in principals.items()}
+        peer = rivals() if rivals is not None else {}
+        timed = time_in_turns({**mine, **peer}, args.warmup, TURN_QUERIES)
+        out["_rivals"] = {label: timed[label] for label in peer}
+        for label, (run, _) in mine.items():
+            results = [run(q) for q in queries]
+            stats = summarize(*timed[label])
             stats["mean_hits"] = statistics.fmean(len(r.hits) for r in results)
             if stats["mean_hits"] < 1:
                 raise SystemExit(f"glassrag search [{label}] found nothing: is the KB empty?")
@@ -470,8 +501,10 @@ def bench_rank_bm25(corpus_tokens: list[list[str]], query_tokens: list[list[str]
     return stats, tops
 
 
-def bench_bm25s(corpus_tokens: list[list[str]], query_tokens: list[list[str]], warmup: int,
-                masks: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[list[int]]]]:
+def index_bm25s(corpus_tokens: list[list[str]], masks: dict[str, Any]
+                ) -> tuple[dict[str, Any], dict[str, Callable[[list[str]], Any]]]:
+    """bm25s indexed on the corpus, and its searches by label: unfiltered, and with each
+    of ``masks`` as its ``weight_mask``."""
     import bm25s
 
     t0 = time.perf_counter()
@@ -480,22 +513,29 @@ def bench_bm25s(corpus_tokens: list[list[str]], query_tokens: list[list[str]], w
     build = time.perf_counter() - t0
     print(f"  bm25s index: {build:.2f} s (backend {model.backend})", flush=True)
 
-    out: dict[str, Any] = {"index_s": build, "backend": getattr(model, "backend", None)}
-    tops: dict[str, list[list[int]]] = {}
-    for label, mask in {"unfiltered": None, **masks}.items():
-        def run(q: list[str], mask: Any = mask) -> Any:
+    def searcher(mask: Any) -> Callable[[list[str]], Any]:
+        def run(q: list[str]) -> Any:
             docs, _ = model.retrieve([q], k=TOP_K, show_progress=False, n_threads=0,
                                      weight_mask=mask)
             return docs[0]
+        return run
 
-        wall, cpu = time_queries(run, query_tokens, warmup)
+    runs = {label: searcher(mask) for label, mask in {"unfiltered": None, **masks}.items()}
+    return {"index_s": build, "backend": getattr(model, "backend", None)}, runs
+
+
+def bm25s_results(out: dict[str, Any], runs: dict[str, Callable[[list[str]], Any]],
+                  timed: dict[str, tuple[list[float], list[float]]],
+                  query_tokens: list[list[str]]) -> dict[str, list[list[int]]]:
+    """bm25s's timings (``timed``, by label) summarised into ``out``; its top hits."""
+    tops: dict[str, list[list[int]]] = {}
+    for label, run in runs.items():
         tops[label] = [run(q).tolist() for q in query_tokens]
-        stats = summarize(wall, cpu)
-        out[label] = stats
+        stats = out[label] = summarize(*timed[label])
         print(f"  bm25s search [{label}]: p50 {stats['p50_ms']:.3f} ms, "
               f"p99 {stats['p99_ms']:.3f} ms, cpu p50 {stats['cpu_p50_ms']:.3f} ms "
               f"over {stats['n']} queries", flush=True)
-    return out, tops
+    return tops
 
 
 def overlap_at_k(a: list[list[str]], b: list[list[str]]) -> float:
@@ -617,9 +657,31 @@ def main(argv: list[str] | None = None) -> int:
     }
 
     roles = [r["roles"] for r in records]
+    peers: dict[str, Any] = {}
+
+    def bm25s_rivals() -> dict[str, tuple[Callable[[Any], Any], Sequence[Any]]]:
+        """Index bm25s (after glassrag's ingest, so that its data does not weigh on that
+        timing); its searches, to be timed in turns with glassrag's."""
+        print("peers (same corpus, pre-tokenized):", flush=True)
+        corpus_tokens, tok_s = cached_tokens(args.peer_tokens, records, analyze)
+        print(f"  tokenized corpus for peers in {tok_s:.2f} s", flush=True)
+        import numpy as np
+
+        masks = {
+            "weight_mask_employee": np.array(
+                [1.0 if set(r) & {"public", "employee"} else 0.0 for r in roles],
+                dtype=np.float32),
+        }
+        peers["corpus_tokenize_s"] = tok_s
+        peers["bm25s"], runs = index_bm25s(corpus_tokens, masks)
+        peers["_corpus_tokens"], peers["_bm25s_runs"] = corpus_tokens, runs
+        gc.collect()
+        return {RIVAL + label: (run, query_tokens) for label, run in runs.items()}
+
     if not args.skip_glassrag:
         print("glassrag:", flush=True)
-        g = bench_glassrag(args, corpus_paths, queries)
+        g = bench_glassrag(args, corpus_paths, queries,
+                           None if args.skip_peers else bm25s_rivals)
         # The role filter must hold: every hit readable by its principal.
         readable = {"role_filter_employee": {"public", "employee"},
                     "role_filter_all_roles": {"public", "employee", "finance"},
@@ -632,23 +694,19 @@ def main(argv: list[str] | None = None) -> int:
         result["glassrag"] = g
 
     if not args.skip_peers:
-        print("peers (same corpus, pre-tokenized):", flush=True)
-        corpus_tokens, tok_s = cached_tokens(args.peer_tokens, records, analyze)
-        print(f"  tokenized corpus for peers in {tok_s:.2f} s", flush=True)
-        peers: dict[str, Any] = {"corpus_tokenize_s": tok_s}
-        import numpy as np
-
-        masks = {
-            "weight_mask_employee": np.array(
-                [1.0 if set(r) & {"public", "employee"} else 0.0 for r in roles],
-                dtype=np.float32),
-        }
-        peers["bm25s"], bm25s_tops = bench_bm25s(corpus_tokens, query_tokens, args.warmup,
-                                                  masks)
+        if "glassrag" in result:
+            timed = result["glassrag"].pop("_rivals")
+        else:
+            timed = time_in_turns(bm25s_rivals(), args.warmup, TURN_QUERIES)
+        runs = peers.pop("_bm25s_runs")
+        bm25s_tops = bm25s_results(peers["bm25s"], runs,
+                                   {label: timed[RIVAL + label] for label in runs},
+                                   query_tokens)
+        corpus_tokens = peers.pop("_corpus_tokens")
         n_rank = min(args.rank_bm25_queries, len(query_tokens))
         peers["rank_bm25"], rank_tops = bench_rank_bm25(
             corpus_tokens, query_tokens[:n_rank], warmup=min(3, n_rank))
-        del corpus_tokens
+        del corpus_tokens, runs
         gc.collect()
         result["peers"] = peers
 
@@ -730,6 +788,7 @@ def main(argv: list[str] | None = None) -> int:
                                            "met": v >= goal}
         result["targets"] = targets
         g.pop("_top_docs", None)
+        g.pop("_rivals", None)
 
     result["load_average_at_end"] = load_average()
     result["peak_rss_mb"] = peak_rss_mb()
