@@ -651,7 +651,8 @@ def main(argv: list[str] | None = None) -> int:
                    "files": len(corpus_paths), "dir": str(corpus_paths[0].parent),
                    "generate_s": gen_s,
                    "bytes": sum(p.stat().st_size for p in corpus_paths)},
-        "queries": {"n": len(queries), "warmup": args.warmup, "top_k": TOP_K,
+        "queries": {"n": len(queries), "warmup": args.warmup, "rounds": args.rounds,
+                    "top_k": TOP_K,
                     "dropped_empty": dropped,
                     "examples": queries[:5]},
         "notes": [
@@ -664,6 +665,9 @@ def main(argv: list[str] | None = None) -> int:
             f"rank_bm25 is timed on the first {args.rank_bm25_queries} queries only (it is "
             "slow); its ratio uses glassrag's p50 on those same queries.",
             "All systems run single-threaded in one process, one query at a time.",
+            f"glassrag's and bm25s's passes are timed in turns, {args.rounds} rounds; each "
+            "percentile is over all rounds. glassrag's employee pass forgets the analysed "
+            "queries first, so it times every query as first seen.",
         ],
     }
 
