@@ -214,3 +214,13 @@ def test_analyze_query_is_analyze_and_remembers_short_queries() -> None:
     # The caller may change its list without changing what is remembered.
     analysis.analyze_query("退款规则是什么").append("x")
     assert analysis.analyze_query("退款规则是什么") == analyze("退款规则是什么")
+
+
+def test_forget_queries_makes_the_next_query_a_first_seen_one() -> None:
+    from glassrag.text import analysis
+
+    analysis.analyze_query("退款规则是什么")
+    analysis.forget_queries()
+    misses = analysis._remembered.cache_info().misses
+    assert analysis.analyze_query("退款规则是什么") == analyze("退款规则是什么")
+    assert analysis._remembered.cache_info().misses == misses + 1  # analysed again

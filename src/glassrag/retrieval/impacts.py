@@ -111,24 +111,34 @@ class Impacts:
     def scores(self, terms: Sequence[str]) -> np.ndarray:
         """Every chunk's BM25 score for ``terms``, added in query order in float32 (as
         Tantivy's union adds its clauses' scores)."""
-        total = np.zeros(self.size, dtype=np.float32)
+        total = None
         for term in terms:
             tid = self.terms.get(term)
             if tid is None:
                 continue  # held by no alive chunk: adds nothing anywhere
             dense = self.dense.get(tid)
+            if total is None and dense is not None:
+                total = dense.copy()  # 0 + x is x: the same floats as adding to zeros
+                continue
+            if total is None:
+                total = np.zeros(self.size, dtype=np.float32)
             if dense is not None:
                 np.add(total, dense, out=total)
             else:
+                # A term's positions are distinct: each chunk gets one float32 add, as
+                # with ``total[p] += v``, without its gather and scatter copies.
                 lo, hi = self.starts[tid], self.starts[tid + 1]
-                total[self.positions[lo:hi]] += self.values[lo:hi]
-        return total
+                np.add.at(total, self.positions[lo:hi], self.values[lo:hi])
+        return total if total is not None else np.zeros(self.size, dtype=np.float32)
 
     def seeds(self, terms: Sequence[str]) -> np.ndarray:
         """The distinct positions of each term's best-scoring chunks."""
         found = [self.tops[self.top_starts[tid]:self.top_starts[tid + 1]]
                  for tid in map(self.terms.get, terms) if tid is not None]
-        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int32)
+        if not found:
+            return np.zeros(0, dtype=np.int32)
+        ordered = np.sort(np.concatenate(found))  # a few hundred: cheaper than np.unique
+        return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
 
     def ranges(self, readable: Collection[int] | None
                ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

@@ -37,6 +37,8 @@ _CHUNK_COLUMNS = (
     " c.char_end, c.heading, d.roles, d.version, d.content_hash, d.title, d.source,"
     " c.page, c.slide"
 )
+# Where the tokens are in a row of ``_CHUNK_COLUMNS, c.tokens``.
+_TOKENS_AT = 17
 
 
 def now() -> str:
@@ -328,7 +330,7 @@ class Store:
             f" WHERE c.id IN ({marks})",
             list(rowids),
         )
-        return {r["id"]: (_chunk(r), r["tokens"]) for r in rows}
+        return {r[0]: (_chunk(r), r[_TOKENS_AT]) for r in rows}
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
         rows = self.db.execute(
@@ -467,14 +469,14 @@ def _roles(text: str) -> tuple[str, ...]:
 
 
 def _chunk(row: Any) -> Chunk:
-    """A chunk from a row of ``_CHUNK_COLUMNS``."""
+    """A chunk from a row that starts with ``_CHUNK_COLUMNS``, read by position (both
+    backends' rows allow it): a lookup by column name costs about as much again as the
+    rest of building a search's hits."""
     return Chunk(
-        chunk_id=row["chunk_id"], doc_id=row["doc_id"], ordinal=row["ordinal"],
-        text=row["text"], line_start=row["line_start"], line_end=row["line_end"],
-        char_start=row["char_start"], char_end=row["char_end"], heading=row["heading"],
-        roles=_roles(row["roles"]), doc_version=row["version"],
-        content_hash=row["content_hash"], title=row["title"], source=row["source"],
-        page=row["page"], slide=row["slide"],
+        chunk_id=row[1], doc_id=row[2], ordinal=row[3], text=row[4], line_start=row[5],
+        line_end=row[6], char_start=row[7], char_end=row[8], heading=row[9],
+        roles=_roles(row[10]), doc_version=row[11], content_hash=row[12], title=row[13],
+        source=row[14], page=row[15], slide=row[16],
     )
 
 

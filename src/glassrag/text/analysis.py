@@ -375,6 +375,12 @@ def analyze_query(text: str) -> list[str]:
     return list(_remembered(text))
 
 
+def forget_queries() -> None:
+    """Forget the queries :func:`analyze_query` remembers (a benchmark timing queries as
+    first seen)."""
+    _remembered.cache_clear()
+
+
 def analyze_runs(text: str) -> list[tuple[str, str, list[str]]]:
     """Return ``(analyzer, run_text, terms)`` per script run, for ``glassrag analyze``.
 
