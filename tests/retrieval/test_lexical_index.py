@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import write_jsonl
 from glassrag import KnowledgeBase
 from glassrag.records import Principal
-from glassrag.retrieval.lexical import LexicalIndex
+from glassrag.retrieval.lexical import LexicalIndex, restricted_terms
 from glassrag.retrieval.search import readable_sets
 from glassrag.text.analysis import analyze
 
@@ -74,3 +74,9 @@ def test_deletes_and_updates_reach_the_index(tmp_path: Path) -> None:
         kb.ingest([write_jsonl(tmp_path / "docs.jsonl", changed)])
         assert _ids(kb, kb.lexical, "thursdays", Principal("p"))[0] == ["public"]
         assert _ids(kb, kb.lexical, "fridays", Principal("p"))[0] == []
+
+
+def test_restricted_terms_suffix_every_word_with_the_role_set() -> None:
+    assert restricted_terms(["ledger", "close"], 3) == "ledger\x1e3 close\x1e3"
+    assert restricted_terms(["x"], 12) == "x\x1e12"
+    assert restricted_terms([], 3) == ""

@@ -77,7 +77,10 @@ def _public_sets(store: Store) -> set[int]:
 
 def restricted_terms(words: Iterable[str], roleset: int) -> str:
     """The ``restricted`` field's text for a chunk of role set ``roleset``."""
-    return " ".join(f"{w}{RESTRICTED}{roleset}" for w in words)
+    # One join with the suffix in the separator: no string formatted per word.
+    suffix = f"{RESTRICTED}{roleset}"
+    joined = (suffix + " ").join(words)
+    return joined + suffix if joined else ""
 
 
 class LexicalIndex:
