@@ -1,12 +1,13 @@
-"""The sentences chunker's one-sentence shortcut gives what the general splitter gives."""
+"""The sentence splitter's one-sentence shortcut gives what its general scan gives, and the
+sentences chunker's chunks are built from the splitter's sentences."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glassrag.ingest import chunking
 from glassrag.ingest.chunking import ChunkOptions, chunk_text
+from glassrag.text import sentences as splitter
 from glassrag.text.sentences import split_sentences
 
 _TEXT = st.text(alphabet=st.sampled_from(
@@ -14,12 +15,12 @@ _TEXT = st.text(alphabet=st.sampled_from(
     max_size=40)
 
 
-@given(_TEXT)
+@given(_TEXT, st.booleans())
 @settings(max_examples=3000, deadline=None)
-def test_one_sentence_is_what_split_sentences_gives(text: str) -> None:
-    shortcut = chunking._one_sentence(text)
+def test_one_sentence_is_what_split_sentences_gives(text: str, semicolons: bool) -> None:
+    shortcut = splitter._one_sentence(text, semicolons)
     if shortcut is not None:
-        assert shortcut == split_sentences(text)
+        assert shortcut == splitter._split(text, False, semicolons)
 
 
 @given(st.text(max_size=80), st.integers(1, 3), st.integers(0, 5))
@@ -35,7 +36,7 @@ def test_sentences_chunks_are_the_general_ones(text: str, per_chunk: int, offset
 
 
 def test_shortcut_taken_for_a_one_line_record() -> None:
-    assert chunking._one_sentence("  refunds take three days  ") == [(2, 25)]
-    assert chunking._one_sentence(" \t ") == []
-    assert chunking._one_sentence("Done. Next") is None
-    assert chunking._one_sentence("two\nlines") is None
+    assert splitter._one_sentence("  refunds take three days  ", False) == [(2, 25)]
+    assert splitter._one_sentence(" \t ", False) == []
+    assert splitter._one_sentence("Done. Next", False) is None
+    assert splitter._one_sentence("two\nlines", False) is None

@@ -143,25 +143,11 @@ def _structure(text: str, lines: _Lines, max_chars: int) -> list[ChunkSpan]:
 
 
 def _sentences(text: str, per_chunk: int) -> list[tuple[int, int]]:
-    sentences = _one_sentence(text)
-    if sentences is None:
-        sentences = split_sentences(text)
+    sentences = split_sentences(text)
     return [
         (sentences[i][0], sentences[min(i + per_chunk, len(sentences)) - 1][1])
         for i in range(0, len(sentences), per_chunk)
     ]
-
-
-def _one_sentence(text: str) -> list[tuple[int, int]] | None:
-    """split_sentences(text) for a one-line text holding no sentence terminator (a short
-    record, a title-like paragraph): its one sentence, the text trimmed, found without the
-    regex scan. None when the text needs the general splitter."""
-    # Every sentence end split_sentences finds without a newline starts at one of these.
-    if ("\n" in text or "." in text or "!" in text or "?" in text
-            or "\u3002" in text or "\uff01" in text or "\uff1f" in text):
-        return None
-    start, end = len(text) - len(text.lstrip()), len(text.rstrip())
-    return [(start, end)] if start < end else []
 
 
 def _split_long(text: str, start: int, end: int, step: int) -> list[tuple[int, int]]:

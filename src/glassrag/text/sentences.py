@@ -162,6 +162,27 @@ def split_sentences(
     >>> split_sentences("Refunds take 3.5 days. Ask us!\\n退票。改签")
     [(0, 22), (23, 30), (31, 34), (34, 36)]
     """
+    one = _one_sentence(text, semicolons)
+    if one is not None:
+        return one
+    return _split(text, every_line, semicolons)
+
+
+def _one_sentence(text: str, semicolons: bool) -> list[tuple[int, int]] | None:
+    """What :func:`_split` gives a one-line text holding no sentence terminator (a short
+    record, a title-like paragraph): its one sentence, the text trimmed, found without the
+    regex scan. None when the text needs the general splitter."""
+    # Every sentence end found without a newline starts at one of these.
+    if ("\n" in text or "." in text or "!" in text or "?" in text
+            or "\u3002" in text or "\uff01" in text or "\uff1f" in text
+            or (semicolons and "\uff1b" in text)):
+        return None
+    start, end = len(text) - len(text.lstrip()), len(text.rstrip())
+    return [(start, end)] if start < end else []
+
+
+def _split(text: str, every_line: bool, semicolons: bool) -> list[tuple[int, int]]:
+    """:func:`split_sentences`, by the general scan."""
     breaks, code = _hard_breaks(text, every_line) if "\n" in text else ([], [])
     ends: set[int] = set(breaks)
     protected = _protected(text) if ("`" in text or "://" in text) else []
