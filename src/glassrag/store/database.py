@@ -37,8 +37,8 @@ _CHUNK_COLUMNS = (
     " c.char_end, c.heading, d.roles, d.version, d.content_hash, d.title, d.source,"
     " c.page, c.slide"
 )
-# Where the tokens are in a row of ``_CHUNK_COLUMNS, c.tokens``.
-_TOKENS_AT = 17
+# Where the tokens are in a row of ``_CHUNK_COLUMNS, c.tokens``: just after those columns.
+_TOKENS_AT = _CHUNK_COLUMNS.count(",") + 1
 
 
 def now() -> str:
