@@ -27,7 +27,7 @@ from glassrag.answer.passages import (
 )
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
-from glassrag.text.analysis import analyze, is_particle, unique_terms
+from glassrag.text.analysis import analyze, is_particle, is_question_word, unique_terms
 from glassrag.text.sentences import split_sentences as _split
 
 
@@ -65,20 +65,13 @@ NOTED_CANDIDATES = 10
 _LETTER_ABBREVIATION = re.compile(r"(?<![\w.])(?:[A-Za-z]\.){2,}(?![\w.])")
 
 
-# Chinese question words the analyser keeps (it drops 什么, 怎么, 如何): the answer states
-# the value or the way, so it never holds them, and counting them only lowers every answer's
-# coverage. English ones (which, how, many) are stop words already.
-_CHINESE_QUESTION_WORDS = frozenset((
-    "哪个", "哪些", "哪里", "哪儿", "哪", "多少", "几", "几个", "几次", "怎样", "怎么样", "多久",
-    "多长", "多长时间", "多大", "是否", "能否", "可否"))
-
-
 def question_terms(question: str) -> list[str]:
     """The question's distinct terms the answerer weighs: its analysed terms without the
-    Japanese particle bigrams (:func:`~glassrag.text.analysis.is_particle`), unless that
-    would leave none, and without letter abbreviations such as "e.g."."""
+    Japanese particle bigrams (:func:`~glassrag.text.analysis.is_particle`) and the Chinese
+    question words (:func:`~glassrag.text.analysis.is_question_word`), unless that would
+    leave none, and without letter abbreviations such as "e.g."."""
     terms = unique_terms(analyze(_LETTER_ABBREVIATION.sub(" ", question)))
-    return [t for t in terms if not is_particle(t) and t not in _CHINESE_QUESTION_WORDS] or terms
+    return [t for t in terms if not is_particle(t) and not is_question_word(t)] or terms
 
 
 def coverage(

@@ -211,6 +211,20 @@ def _bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+# Chinese question words the stop list keeps (it drops 什么, 怎么, 如何, 哪些, 为什么):
+# indexed and searched like any word, but an answer states the value or the way, never the
+# question word, so the answerer does not count them.
+_CHINESE_QUESTION_WORDS = frozenset((
+    "哪个", "哪里", "哪儿", "哪", "多少", "几", "几个", "几次", "怎样", "怎么样", "多久", "多长",
+    "多长时间", "多大", "是否", "能否", "可否"))
+
+
+def is_question_word(term: str) -> bool:
+    """Whether ``term`` is a Chinese question word the analyser keeps (``哪个``, ``多少``,
+    ``几次``): searched like any word, but no answer holds it."""
+    return term in _CHINESE_QUESTION_WORDS
+
+
 def is_particle(term: str) -> bool:
     """Whether ``term`` is a Japanese bigram that starts in hiragana or runs from katakana
     into hiragana (``ます``, ``すか``, ``の開``, ``ーは``): the particles and endings around
