@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from conceal_fixtures import EMBEDDER, P0, scrub
-from conftest import init_kb_with, write_jsonl
+from conceal_fixtures import EMBEDDER, P0, batched_kb, scrub
 from glassrag import KnowledgeBase, Principal
 
 PUBLIC = [
@@ -35,18 +34,10 @@ MODES = ("dense", "hybrid")
 
 
 def _kb(root: Path, name: str, batches: list[list[dict[str, Any]]], quote: float) -> Path:
-    kb_dir = init_kb_with(root / name, 'disclosure = "disclose"', 'disclosure = "conceal"')
-    config = kb_dir / "glassrag.toml"
-    config.write_text(config.read_text()
-                      .replace('min_margin = "auto"', "min_margin = 2.0", 1)
-                      .replace('min_quote_cosine = "auto"', f"min_quote_cosine = {quote}", 1)
-                      .replace('min_score = "auto"', "min_score = -1.0", 1))
-    with KnowledgeBase.open(kb_dir) as kb:
-        for n, batch in enumerate(batches):
-            report = kb.ingest([write_jsonl(root / f"{name}-{n}.jsonl", batch)],
-                               embedder=EMBEDDER)
-            assert report.failed == [] and report.added == len(batch)
-    return kb_dir
+    return batched_kb(root, name, batches, embedder=EMBEDDER, settings=[
+        ('min_margin = "auto"', "min_margin = 2.0"),
+        ('min_quote_cosine = "auto"', f"min_quote_cosine = {quote}"),
+        ('min_score = "auto"', "min_score = -1.0")])
 
 
 def _scrub(value: Any) -> str:

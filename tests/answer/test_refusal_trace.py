@@ -10,8 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conceal_fixtures import scrub
-from conftest import init_kb_with, write_jsonl
+from conceal_fixtures import batched_kb, scrub
 from glassrag import KnowledgeBase, Principal
 
 READER = Principal("reader")
@@ -33,13 +32,7 @@ QUESTION = "How fast does the cooling schedule lower the kiln temperature?"
 
 def _kb(root: Path, name: str, batches: list[list[dict[str, Any]]],
         disclosure: str = "conceal") -> Path:
-    kb_dir = init_kb_with(root / name, 'disclosure = "disclose"',
-                          f'disclosure = "{disclosure}"')
-    with KnowledgeBase.open(kb_dir) as kb:
-        for n, batch in enumerate(batches):
-            report = kb.ingest([write_jsonl(root / f"{name}-{n}.jsonl", batch)])
-            assert report.failed == [] and report.added == len(batch)
-    return kb_dir
+    return batched_kb(root, name, batches, disclosure=disclosure)
 
 
 def _scrub(value: Any) -> str:

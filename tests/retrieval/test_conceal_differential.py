@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conceal_fixtures import ALICE, EMBEDDER, P0, scrub
-from conftest import init_kb_with, write_jsonl
+from conceal_fixtures import ALICE, EMBEDDER, P0, batched_kb, scrub
+from conftest import write_jsonl
 from glassrag import KnowledgeBase, Principal
 from glassrag.interfaces.cli.main import app
 
@@ -74,13 +74,7 @@ _TRACE_ID = re.compile(r"tr_[0-9a-f]{16}")
 
 def _kb(root: Path, name: str, batches: list[list[dict[str, Any]]]) -> Path:
     """A conceal knowledge base; each batch is its own ingest, in order."""
-    kb_dir = init_kb_with(root / name, 'disclosure = "disclose"', 'disclosure = "conceal"')
-    with KnowledgeBase.open(kb_dir) as kb:
-        for n, batch in enumerate(batches):
-            report = kb.ingest([write_jsonl(root / f"{name}-{n}.jsonl", batch)],
-                               embedder=EMBEDDER)
-            assert report.failed == [] and report.added == len(batch)
-    return kb_dir
+    return batched_kb(root, name, batches, embedder=EMBEDDER)
 
 
 @pytest.fixture(scope="module")
