@@ -305,3 +305,40 @@ def test_a_word_written_short_matches_it_written_long() -> None:
     hit = make_hit("hooks#2", text, heading="Hooks")
     assert quotes("Do async hooks run in order?", [hit])[0] == (
         "Asynchronous hooks run in no particular order.")
+
+
+def test_a_line_holding_none_of_the_question_words_is_not_quoted_before_one_that_does() -> None:
+    # Every line of a section titled with the question's words covers the question through
+    # its heading; the version directive says nothing about what the setting does.
+    text = ("RETRY_LIMIT\n-----------\n\n.. versionadded:: 2.1\n\n"
+            "The ``RETRY_LIMIT`` setting caps how many times a failed upload is tried again.\n")
+    hit = make_hit("envvar/RETRY_LIMIT.rst#1", text, heading="RETRY_LIMIT", title="RETRY_LIMIT",
+                   source="envvar/RETRY_LIMIT.rst")
+    assert quotes("What does RETRY_LIMIT do?", [hit])[0] == (
+        "The ``RETRY_LIMIT`` setting caps how many times a failed upload is tried again.")
+
+
+def test_a_question_asking_which_command_gets_the_title_of_the_section_that_answers() -> None:
+    # A reference page is titled with the command's name; its sentences never repeat it.
+    text = ("flush_cache\n-----------\n\nEmpties the cache for the current directory and below.\n"
+            "\nThis command runs by itself when the ``Cleanup`` module is loaded.\n")
+    hit = make_hit("command/flush_cache.rst#1", text, heading="flush_cache",
+                   title="flush_cache", source="command/flush_cache.rst")
+    assert quotes("Which command empties the cache for the current directory?", [hit]) == [
+        "flush_cache", "Empties the cache for the current directory and below."]
+    # A Markdown heading is quoted without its marks.
+    md = "### `store.flush()`\n\nEmpties the cache of the store and everything below it.\n"
+    assert quotes("Which call empties the cache of the store?",
+                  [make_hit("api.md#3", md, heading="API › store.flush()")]) == [
+        "`store.flush()`", "Empties the cache of the store and everything below it."]
+
+
+def test_a_question_asking_since_which_version_wants_a_number() -> None:
+    assert value_kind("Since which CMake version does the variable exist?") == "number"
+    assert value_kind("从哪个版本开始支持这个功能？") == "number"
+    assert value_kind("どのバージョンから使えますか？") == "number"
+    text = ("DEPLOY_KEY\n----------\n\n.. versionadded:: 4.2\n\n"
+            "Names the key that the deploy step signs with, as given by :option:`-K`.\n")
+    hit = make_hit("envvar/DEPLOY_KEY.rst#1", text, heading="DEPLOY_KEY", title="DEPLOY_KEY",
+                   source="envvar/DEPLOY_KEY.rst")
+    assert any("4.2" in q for q in quotes("Since which version does DEPLOY_KEY exist?", [hit]))

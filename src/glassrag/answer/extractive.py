@@ -22,6 +22,7 @@ from glassrag.answer.passages import (
     of_kind,
     seeks_literal,
     states_default,
+    title_unit,
     units,
     value_kind,
 )
@@ -148,7 +149,9 @@ def extractive_answer(
     covered = set(first.covered)
     value = _value_for(question, first, scored) if settings.max_sentences > 1 else None
     if value is not None:
-        chosen.append(value)
+        # A section title goes before the description under it, as the page reads; a value
+        # line goes after the sentence it completes.
+        chosen.insert(0 if value.title else 1, value)
         covered |= value.covered
     while len(chosen) < settings.max_sentences:
         gain, extra = _best_addition(terms, weights, covered, scored, chosen)
@@ -187,10 +190,13 @@ def _ranked(question: str, terms: list[str], weights: dict[str, float],
     return sorted(
         (_scored(terms, weights, c, *contexts[c.chunk.chunk_id], valued and _new_literal(c, asked))
          for c in candidates),
-        # Equal preference goes to the better-ranked hit, then the earlier sentence, then the
-        # shorter unit; rounding keeps float noise from overriding that order.
-        key=lambda s: (-round(s.preference, 9), s.unit.hit_index, s.unit.sentence_index,
-                       s.unit.size),
+        # A unit holding none of the question's words itself (its heading path does) comes
+        # after every unit that holds some: in a section titled with the question's words, a
+        # bare ".. versionadded:: 3.22" line covers the question as well as the sentence
+        # that answers it. Equal preference goes to the better-ranked hit, then the earlier
+        # sentence, then the shorter unit; rounding keeps float noise from overriding that.
+        key=lambda s: (not s.own, -round(s.preference, 9), s.unit.hit_index,
+                       s.unit.sentence_index, s.unit.size),
     )
 
 
@@ -205,8 +211,19 @@ def _value_for(question: str, first: _Scored, scored: list[_Scored]) -> _Scored 
     # (an option reference's description beside its "Default: `4096`" line).
     default = asks_default(question) and not states_default(first.unit.text)
     if default or not _new_literal(first.unit, asked, kind):
-        return _value_in_section(first, scored, asked, kind, default)
+        titled = None if default or kind == "number" else _titled_name(first, asked)
+        return titled or _value_in_section(first, scored, asked, kind, default)
     return None
+
+
+def _titled_name(first: _Scored, asked: str) -> _Scored | None:
+    """The heading line above ``first`` when it is the only name in sight: a question asking
+    which command, option or call does something, answered by the description under a
+    section titled with that name (:func:`~glassrag.answer.passages.title_unit`)."""
+    title = title_unit(first.unit)
+    if title is None or not _new_literal(title, asked, "name"):
+        return None
+    return _Scored(title, first.coverage, first.preference, title.terms, 0.0, title=True)
 
 
 @dataclass(frozen=True)
@@ -216,6 +233,7 @@ class _Scored:
     preference: float  # the choice among units: coverage and the shape of an answer
     covered: frozenset[str]
     own: float  # the share of the question's term weight in the unit itself
+    title: bool = False  # the heading line of a section (:func:`_titled_name`)
 
 
 def _contexts(candidates: Sequence[Unit]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:

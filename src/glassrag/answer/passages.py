@@ -42,6 +42,7 @@ _LITERAL = re.compile(
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|\|)")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+_ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
 _ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
 _ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")
 # Questions that ask for a value, a name or a way (what/which/how/where, how many, the
@@ -65,9 +66,13 @@ _ASKS_WAY = re.compile(
     r"|\u600e\u4e48|\u600e\u6837|\u600e\u9ebc|\u5982\u4f55|\u3069\u3046(?!\u304b)|\u65b9\u6cd5",
     re.IGNORECASE,
 )
-# Questions that ask for a quantity (how many, how long, how large): the answer is a number.
+# Questions that ask for a quantity (how many, how long, how large) or a version (since
+# which release): the answer is a number.
 _ASKS_QUANTITY = re.compile(
     r"\bhow (?:many|much|long|big|large|small|often|wide|old)\b"
+    r"|\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}(?:version|release)s?\b"
+    r"|\u54ea(?:\u4e2a|\u4e00\u4e2a|\u4e00)?\u7248\u672c|\u4ec0\u4e48\u7248\u672c"
+    r"|\u3069\u306e\u30d0\u30fc\u30b8\u30e7\u30f3|\u4f55\u30d0\u30fc\u30b8\u30e7\u30f3"
     r"|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u4e45|\u591a\u5927|\u3044\u304f\u3064|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044"
     r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
     re.IGNORECASE,
@@ -224,6 +229,31 @@ def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
                     and following.end - sentence.start <= MAX_PAIR_CHARS):
                 out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
     return out
+
+
+def title_unit(unit: Unit) -> Unit | None:
+    """The unit of the nearest heading line above ``unit`` in its chunk (without a Markdown
+    heading's ``#`` marks), or None when the chunk holds none. In reference documentation
+    the section title is often the name a question asks for: the page titled
+    ``enable_testing`` says "Enable testing for current directory and below"."""
+    chunk = unit.chunk
+    sentences = _sentences(chunk.text)
+    above = [s for s in sentences if s.heading and s.end <= unit.start]
+    if not above:
+        return None
+    heading = above[-1]
+    marks = _ATX_HEADING.match(chunk.text, heading.start)
+    start = heading.start
+    if marks is not None:
+        start = marks.end()
+        while start < heading.end and chunk.text[start] in " \t":
+            start += 1
+    closing = _ATX_CLOSING.search(chunk.text, start, heading.end)
+    end = closing.start() if closing is not None else heading.end
+    if end <= start:
+        return None
+    part = _Sentence(start, end, heading.terms, heading.block, False, True, False)
+    return _unit(unit.hit_index, sentences.index(heading), chunk, [part], unit.standing)
 
 
 def _lone_code(text: str, sentences: list[_Sentence], index: int) -> bool:
