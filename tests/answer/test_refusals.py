@@ -68,8 +68,9 @@ def test_unknown_names_are_counted_among_readable_chunks(docs_kb: KnowledgeBase)
 
     store, lexical = docs_kb.store, docs_kb.lexical
     question = "Does KubeOperator deploy the cluster on Kubernetes?"
-    # Only the ops page names it: unknown to the public, known to ops.
-    assert retrieve(store, lexical, question, PUBLIC, 5).unknown_names == ("kubeoper",)
+    # Only the ops page names them: unknown to the public, known to ops.
+    assert retrieve(store, lexical, question, PUBLIC, 5).unknown_names == ("kubeoper",
+                                                                             "kubernet")
     ops = Principal("o", roles=["ops"])
     assert retrieve(store, lexical, question, ops, 5).unknown_names == ()
     assert retrieve(store, lexical, "如何用 Kubernetes 部署？", ops, 5).unknown_names == ()

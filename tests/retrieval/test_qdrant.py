@@ -321,3 +321,18 @@ def test_a_write_for_an_earlier_change_never_replaces_a_later_one(
     points = index.call("scroll", name, limit=100, with_payload=["seq", "doc_id"])[0]
     assert {p.payload["doc_id"]: p.payload["seq"] for p in points} == {
         "open": later, "hr-0": later, "hr-1": later}
+
+
+def test_a_name_no_readable_chunk_holds_refuses_as_on_the_embedded_index(
+        qdrant_kb: KnowledgeBase, tmp_path: Path) -> None:
+    # Only the finance page names Bazel: unknown to the public, known to finance.
+    qdrant_kb.ingest(write_jsonl(tmp_path / "d.jsonl", [
+        {"doc_id": "build", "text": "The build writes its archives to the shared folder."},
+        {"doc_id": "fin", "roles": ["finance"], "text": "Bazel writes the build archives."}]))
+    question = "Does the build write archives with Bazel?"
+    public = qdrant_kb.ask(question, principal=PUBLIC)
+    assert public.status == "blocked_by_permission" and public.citations == ()
+    finance = qdrant_kb.ask(question, principal=Principal("f", roles=["finance"]))
+    assert finance.status == "answered"
+    nobody = qdrant_kb.ask("Does the shared folder sync with Dropbox?", principal=PUBLIC)
+    assert nobody.status == "no_evidence" and nobody.citations == ()

@@ -191,6 +191,13 @@ def test_name_terms_are_identifiers_and_latin_words_in_cjk_text() -> None:
     assert name_terms("How do refunds work?") == []
 
 
+def test_a_capitalised_word_inside_an_english_question_is_a_name() -> None:
+    assert name_terms("Which generator writes Bazel files for Kotlin and S3?") == [
+        ("bazel",), ("kotlin",), ("s3",)]
+    # Not the first word, not a short acronym, not a hyphenated key or a quoted example.
+    assert name_terms("What happens on Ctrl-C with ISO dates in a URL, as 'Usage:' says?") == []
+
+
 def test_particles_are_japanese_bigrams_starting_in_hiragana_or_kana_endings() -> None:
     assert [t for t in analyze("サーバーは起動しますか") if is_particle(t)] == [
         "ーは", "は起", "しま", "ます", "すか"]

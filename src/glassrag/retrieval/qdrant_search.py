@@ -24,7 +24,7 @@ again there; a point whose chunk is gone (a concurrent delete) is skipped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -136,6 +136,14 @@ class _Scope:
         flt = m.Filter(must=must + ([self.roles] if self.roles is not None else []))
         return int(self.index.call("count", self.index.alias, count_filter=flt,
                                    exact=True).count)
+
+
+def readable_counts(store: Store, index: QdrantIndex,
+                    principal: Principal) -> Callable[[list[str]], list[int]]:
+    """How many chunks ``principal`` may read hold each of some terms (for the query's
+    unknown names, :func:`~glassrag.retrieval.search.with_unknown_names`)."""
+    scope = _Scope(store, index, principal, conceal=False)
+    return lambda terms: [scope.doc_freq(t) for t in terms]
 
 
 def _floor(cut: float) -> float:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Union
@@ -221,11 +221,13 @@ def _on_qdrant(store: Store, index: QdrantIndex, query: str, principal: Principa
     with guard:
         found = qdrant_search.retrieve(store, index, query, principal, top_k, Mode(mode),
                                        blocked_limit, dense, vector, dense_settings, conceal)
-    if mode == Mode.BM25 and not found.query_terms:
-        raise _no_terms(field)
+        if mode == Mode.BM25 and not found.query_terms:
+            raise _no_terms(field)
+        retrieval = with_unknown_names(Retrieval(*found), query,
+                                       qdrant_search.readable_counts(store, index, principal))
     if mode != Mode.BM25 and not rerank:
         rerank = dense_settings.rerank
-    return _reranked(Retrieval(*found), query, rerank, top_k)
+    return _reranked(retrieval, query, rerank, top_k)
 
 
 def _bm25(store: Store, lexical: LexicalIndex, query: str, principal: Principal,
@@ -272,12 +274,20 @@ def _with_unknown_names(found: Retrieval, store: Store, lexical: LexicalIndex, q
                         principal: Principal) -> Retrieval:
     """``found`` with the query's names that no readable chunk holds (counted among the
     chunks ``principal`` may read, so hidden documents never decide it)."""
+    return with_unknown_names(found, query, lambda tokens: doc_freqs(
+        lexical, tokens, readable_sets(store, principal), set(store.rolesets())))
+
+
+def with_unknown_names(found: Retrieval, query: str,
+                       readable_counts: Callable[[list[str]], list[int]]) -> Retrieval:
+    """``found`` with the query's names (:func:`~glassrag.text.analysis.name_terms`) of
+    which ``readable_counts`` (how many chunks the principal may read hold each term, from
+    whichever index serves the search) finds no form at all."""
     names = name_terms(query)
     if not names:
         return found
     tokens = list(dict.fromkeys(t for name in names for t in name))
-    counts = dict(zip(tokens, doc_freqs(lexical, tokens, readable_sets(store, principal),
-                                        set(store.rolesets())), strict=True))
+    counts = dict(zip(tokens, readable_counts(tokens), strict=True))
     unknown = tuple(name[0] for name in names if not any(counts[t] for t in name))
     return dataclasses.replace(found, unknown_names=unknown) if unknown else found
 

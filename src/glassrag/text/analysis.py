@@ -107,6 +107,10 @@ _PIECE_SPLIT_RE = re.compile(r"[./=]+")
 # Names (name_terms): snake_case, dotted qualified names of identifiers (not file names:
 # the last part is longer than an extension or not lowercase), camelCase words, and
 # Capitalized-Hyphenated words of two letters or more a part (header names).
+# A capitalised word inside a sentence, after a word (not the sentence's first): a product,
+# protocol or project name (Kotlin, Bazel, QUIC, S3). Hyphenated and dotted words are left
+# to _NAME_RE or to no one ("Ctrl-C" is a key, not a thing the documents must name).
+_PROPER_RE = re.compile(r"(?<=[A-Za-z0-9,;)'\"`] )[A-Z][A-Za-z0-9]*[A-Za-z0-9](?![A-Za-z0-9_.\-/])")
 _NAME_RE = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?:"
     r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
@@ -284,10 +288,13 @@ def name_terms(text: str) -> list[tuple[str, ...]]:
     answered from them, however well they cover its other words.
 
     Names are identifiers (``cache_size``, ``CliRunner``, ``Cache-Control``; a dotted name
-    ``click.Choice`` also goes by its last part, ``Choice``) and, in Chinese, Japanese or
-    Korean text, every word in Latin script (``Kubernetes``, ``QUIC``). Each name comes as
-    the tuple of the terms it may appear as. Flags, file names and plain hyphenated words
-    (``--host``, ``mytool.py``, ``half-written``) are left out: questions make up examples.
+    ``click.Choice`` also goes by its last part, ``Choice``); in Chinese, Japanese or Korean
+    text, every word in Latin script (``Kubernetes``, ``QUIC``); in other text, a capitalised
+    word after the first word of its sentence (``Bazel``, ``Kotlin``, ``S3``), except acronyms
+    of up to three letters, which English uses as common words (``ISO`` dates, a ``URL``).
+    Each name comes as the tuple of the terms it may appear as. Flags, file names and plain
+    hyphenated words (``--host``, ``mytool.py``, ``half-written``, ``Ctrl-C``) are left out:
+    questions make up examples.
     """
     text = unicodedata.normalize("NFKC", text)
     names: list[tuple[str, ...]] = []
@@ -306,7 +313,14 @@ def name_terms(text: str) -> list[tuple[str, ...]]:
     if has_cjk(text):  # a Latin word in CJK text is a name
         tokens = _latin_tokens(_normalize(text))
         names.extend((t,) for t in tokens if len(t) > 1 and not t.isdigit())
+    else:
+        for match in _PROPER_RE.finditer(text):
+            word = match.group()
+            if len(word) <= 3 and word.isalpha() and word.isupper():
+                continue  # ISO, URL, TLS: acronyms used as common words
+            names.append(tuple(_english(word.lower(), _ASCII_WORD_RE)))
     return list(dict.fromkeys(n for n in names if n))
+
 
 
 def _latin_tokens(text: str) -> list[str]:
