@@ -107,10 +107,6 @@ _PIECE_SPLIT_RE = re.compile(r"[./=]+")
 # Names (name_terms): snake_case, dotted qualified names of identifiers (not file names:
 # the last part is longer than an extension or not lowercase), camelCase words, and
 # Capitalized-Hyphenated words of two letters or more a part (header names).
-# A capitalised word inside a sentence, after a word (not the sentence's first): a product,
-# protocol or project name (Kotlin, Bazel, QUIC, S3). Hyphenated and dotted words are left
-# to _NAME_RE or to no one ("Ctrl-C" is a key, not a thing the documents must name).
-_PROPER_RE = re.compile(r"(?<=[A-Za-z0-9,;)'\"`] )[A-Z][A-Za-z0-9]*[A-Za-z0-9](?![A-Za-z0-9_.\-/])")
 _NAME_RE = re.compile(
     r"(?<![A-Za-z0-9_.\-])(?:"
     r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
@@ -120,6 +116,10 @@ _NAME_RE = re.compile(
     r"|[A-Z][A-Za-z0-9]+(?:-[A-Z][A-Za-z0-9]+)+"
     r")(?![A-Za-z0-9_\-])"
 )
+# A capitalised word inside a sentence, after a word (not the sentence's first): a product,
+# protocol or project name (Kotlin, Bazel, QUIC, S3). Hyphenated and dotted words are left
+# to _NAME_RE or to no one ("Ctrl-C" is a key, not a thing the documents must name).
+_PROPER_RE = re.compile(r"(?<=[A-Za-z0-9,;)'\"`] )[A-Z][A-Za-z0-9]*[A-Za-z0-9](?![A-Za-z0-9_.\-/])")
 # Longer "identifiers" are URLs and paths, which never come back whole in a question.
 _MAX_COMPOUND_CHARS = 48
 
@@ -320,7 +320,6 @@ def name_terms(text: str) -> list[tuple[str, ...]]:
                 continue  # ISO, URL, TLS: acronyms used as common words
             names.append(tuple(_english(word.lower(), _ASCII_WORD_RE)))
     return list(dict.fromkeys(n for n in names if n))
-
 
 
 def _latin_tokens(text: str) -> list[str]:
