@@ -196,6 +196,9 @@ def test_a_capitalised_word_inside_an_english_question_is_a_name() -> None:
         ("bazel",), ("kotlin",), ("s3",)]
     # Not the first word, not a short acronym, not a hyphenated key or a quoted example.
     assert name_terms("What happens on Ctrl-C with ISO dates in a URL, as 'Usage:' says?") == []
+    # Capitalised words in a row are one name, known by either part (a first name the
+    # documents leave out); a word with letters beyond ASCII is not cut into a name.
+    assert name_terms("What did Graham Twigg propose to Temüjin?") == [("graham", "twigg")]
 
 
 def test_particles_are_japanese_bigrams_starting_in_hiragana_or_kana_endings() -> None:

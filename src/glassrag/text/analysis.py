@@ -116,10 +116,12 @@ _NAME_RE = re.compile(
     r"|[A-Z][A-Za-z0-9]+(?:-[A-Z][A-Za-z0-9]+)+"
     r")(?![A-Za-z0-9_\-])"
 )
-# A capitalised word inside a sentence, after a word (not the sentence's first): a product,
-# protocol or project name (Kotlin, Bazel, QUIC, S3). Hyphenated and dotted words are left
-# to _NAME_RE or to no one ("Ctrl-C" is a key, not a thing the documents must name).
-_PROPER_RE = re.compile(r"(?<=[A-Za-z0-9,;)'\"`] )[A-Z][A-Za-z0-9]*[A-Za-z0-9](?![A-Za-z0-9_.\-/])")
+# A capitalised word inside a sentence, after a word (not the sentence's first), or several in
+# a row: a product, protocol or project name (Kotlin, Bazel, QUIC, S3). Hyphenated and dotted
+# words are left to _NAME_RE or to no one ("Ctrl-C" is a key, not a thing the documents must
+# name), and so are words with letters beyond ASCII (Temüjin), which analysis would cut.
+_PROPER_RE = re.compile(r"(?<=[\w,;)'\"`] )[A-Z][A-Za-z0-9]*[A-Za-z0-9]"
+                        r"(?: [A-Z][A-Za-z0-9]*[A-Za-z0-9])*(?![\w.\-/])")
 # Longer "identifiers" are URLs and paths, which never come back whole in a question.
 _MAX_COMPOUND_CHARS = 48
 
@@ -290,8 +292,9 @@ def name_terms(text: str) -> list[tuple[str, ...]]:
     Names are identifiers (``cache_size``, ``CliRunner``, ``Cache-Control``; a dotted name
     ``click.Choice`` also goes by its last part, ``Choice``); in Chinese, Japanese or Korean
     text, every word in Latin script (``Kubernetes``, ``QUIC``); in other text, a capitalised
-    word after the first word of its sentence (``Bazel``, ``Kotlin``, ``S3``), except acronyms
-    of up to three letters, which English uses as common words (``ISO`` dates, a ``URL``).
+    word after the first word of its sentence (``Bazel``, ``Kotlin``, ``S3``; several in a row
+    are one name, known by any part: ``Graham Twigg``), except a lone acronym of up to three
+    letters, which English uses as a common word (``ISO`` dates, a ``URL``).
     Each name comes as the tuple of the terms it may appear as. Flags, file names and plain
     hyphenated words (``--host``, ``mytool.py``, ``half-written``, ``Ctrl-C``) are left out:
     questions make up examples.
@@ -315,10 +318,12 @@ def name_terms(text: str) -> list[tuple[str, ...]]:
         names.extend((t,) for t in tokens if len(t) > 1 and not t.isdigit())
     else:
         for match in _PROPER_RE.finditer(text):
-            word = match.group()
-            if len(word) <= 3 and word.isalpha() and word.isupper():
+            words = match.group().split(" ")
+            if len(words) == 1 and len(words[0]) <= 3 and words[0].isalpha() \
+                    and words[0].isupper():
                 continue  # ISO, URL, TLS: acronyms used as common words
-            names.append(tuple(_english(word.lower(), _ASCII_WORD_RE)))
+            # "Graham Twigg" is one name: known when the documents say either part.
+            names.append(tuple(t for w in words for t in _english(w.lower(), _ASCII_WORD_RE)))
     return list(dict.fromkeys(n for n in names if n))
 
 
