@@ -16,6 +16,7 @@ Everything here is a pure function of the chunk text; quotes stay verbatim slice
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -238,10 +239,11 @@ def title_unit(unit: Unit) -> Unit | None:
     ``enable_testing`` says "Enable testing for current directory and below"."""
     chunk = unit.chunk
     sentences = _sentences(chunk.text)
-    above = [s for s in sentences if s.heading and s.end <= unit.start]
+    above = [i for i, s in enumerate(sentences) if s.heading and s.end <= unit.start]
     if not above:
         return None
-    heading = above[-1]
+    index = above[-1]
+    heading = sentences[index]
     marks = _ATX_HEADING.match(chunk.text, heading.start)
     start = heading.start
     if marks is not None:
@@ -253,10 +255,10 @@ def title_unit(unit: Unit) -> Unit | None:
     if end <= start:
         return None
     part = _Sentence(start, end, heading.terms, heading.block, False, True, False)
-    return _unit(unit.hit_index, sentences.index(heading), chunk, [part], unit.standing)
+    return _unit(unit.hit_index, index, chunk, [part], unit.standing)
 
 
-def _lone_code(text: str, sentences: list[_Sentence], index: int) -> bool:
+def _lone_code(text: str, sentences: Sequence[_Sentence], index: int) -> bool:
     """Whether sentence ``index`` is the only line of a fenced code block: a command or a
     call to type, which says nothing true on its own (``redirect(url, status_code=301)``
     beside the prose that gives the rule)."""
@@ -281,10 +283,13 @@ def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[_Sentence],
                 standing)
 
 
-def _sentences(text: str) -> list[_Sentence]:
+@functools.lru_cache(maxsize=256)
+def _sentences(text: str) -> tuple[_Sentence, ...]:
     """Sentences with their block number: consecutive sentences share a block unless a
     blank line, a line that starts a block (list item, table row, heading, fence) or a
-    change between code and prose lies between them."""
+    change between code and prose lies between them. Remembered per text: a chunk's units
+    and its title line (:func:`title_unit`) read the same sentences, and the best chunks
+    come back question after question."""
     code = code_spans(text)
     out: list[_Sentence] = []
     block = 0
@@ -308,7 +313,7 @@ def _sentences(text: str) -> list[_Sentence]:
         asks = not is_code and _ASKS.search(piece) is not None
         out.append(_Sentence(start, end, terms, block, is_code, is_heading, asks))
         previous_end, previous_code = end, is_code
-    return out
+    return tuple(out)
 
 
 def _is_heading(text: str, start: int, end: int, line_start: int) -> bool:

@@ -318,12 +318,11 @@ def name_terms(text: str) -> list[tuple[str, ...]]:
         names.extend((t,) for t in tokens if len(t) > 1 and not t.isdigit())
     else:
         for match in _PROPER_RE.finditer(text):
-            words = match.group().split(" ")
-            if len(words) == 1 and len(words[0]) <= 3 and words[0].isalpha() \
-                    and words[0].isupper():
+            run = match.group()
+            if len(run) <= 3 and run.isalpha() and run.isupper():
                 continue  # ISO, URL, TLS: acronyms used as common words
             # "Graham Twigg" is one name: known when the documents say either part.
-            names.append(tuple(t for w in words for t in _english(w.lower(), _ASCII_WORD_RE)))
+            names.append(tuple(_ascii_english(run)))
     return list(dict.fromkeys(n for n in names if n))
 
 
