@@ -115,3 +115,20 @@ def test_kill_at_random_moments(tmp_path: Path) -> None:
         _assert_consistent(kb_dir)
     assert _ingest(kb_dir, corpora, None).returncode == 0
     assert _assert_consistent(kb_dir) == (total * len(tags), total * len(tags))
+
+
+def test_a_batch_ends_at_its_character_budget(tmp_path: Path) -> None:
+    """``batch_chars`` closes a transaction before ``batch_size`` documents when the batch's
+    text reaches it: killed after the second commit, exactly two budgets' worth is stored."""
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    (kb_dir / "glassrag.toml").write_text("[ingest]\nbatch_size = 1000\nbatch_chars = 1000\n")
+    corpus = write_jsonl(tmp_path / "c.jsonl", [
+        {"doc_id": f"f-{i}", "text": f"{WORDS[i % 10]} record {i:03d} ".ljust(99, "x") + "."}
+        for i in range(60)  # 100 characters each: ten documents fill a budget
+    ])
+    killed = _ingest(kb_dir, corpus, "ingest.after_commit:2")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert on_disk(kb_dir, "f-")[0] == 20
+    assert _ingest(kb_dir, corpus, None).returncode == 0
+    assert on_disk(kb_dir, "f-")[0] == 60

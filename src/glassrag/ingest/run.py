@@ -160,9 +160,11 @@ def _run_ingest(
     stored_origins: dict[str, str] | None = None  # doc_id -> roles origin, for skipped files
     read_ok: set[str] = set()  # files read without a file-level failure
     pending: list[NewDocument] = []
+    pending_chars = 0
     pending_files: list[tuple[str, str | None, str, list[str]]] = []
 
     def flush() -> None:
+        nonlocal pending_chars
         if not pending and not pending_files:
             return
         store.begin()
@@ -178,6 +180,7 @@ def _run_ingest(
             raise
         pending.clear()
         pending_files.clear()
+        pending_chars = 0
         crash_point("ingest.after_commit")
 
     base_key = _settings_key(settings, options, chunk_options)
@@ -255,7 +258,9 @@ def _run_ingest(
             report.chunks += len(new.spans)
             report.parsers[doc.parser]["chunks"] += len(new.spans)
             pending.append(new)
-            if len(pending) >= settings.ingest.batch_size:
+            pending_chars += len(new.text)
+            if (len(pending) >= settings.ingest.batch_size
+                    or pending_chars >= settings.ingest.batch_chars):
                 flush()
         _count_origins(report, str(file), origins, rules)
         clean = not result.errors and len(report.failed) == failed_before
