@@ -88,9 +88,14 @@ def test_same_top_10_neighbours(both) -> None:
     texts, reference, ours = both
     queries = range(0, len(texts), 7)
     for i in queries:
-        expected = np.argsort(-(reference @ reference[i]), kind="stable")[:10]
+        similarity = reference @ reference[i]
+        expected = np.argsort(-similarity, kind="stable")[:10]
         got = np.argsort(-(ours @ ours[i]), kind="stable")[:10]
-        assert got.tolist() == expected.tolist(), texts[i][:80]
+        # Rank by rank, the same neighbours up to exact ties: two texts that truncate to the
+        # same 256 tokens (the Chinese example and its first 900 characters) have one
+        # vector, and float noise orders them either way.
+        assert np.allclose(similarity[got], similarity[expected], rtol=0, atol=1e-6), (
+            texts[i][:80], got.tolist(), expected.tolist())
 
 
 # -- the runtime on its own (the bundled model, no torch) -------------------------------
