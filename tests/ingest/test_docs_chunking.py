@@ -243,3 +243,41 @@ def test_deep_nesting_and_marker_floods_are_read_within_bounds() -> None:
         spans = docs(text, max_chars=500, syntax=syntax)
         assert "".join("".join(s.text.split()) for s in spans) == "".join(text.split())
         assert max(len(s.text) for s in spans) <= 1000
+
+
+# A section long enough for three chunks; only the first holds its heading line.
+RETRY_API = """\
+# Client
+
+## `client.retry(request[, options])`
+
+Sends the request again when the server does not answer in time. The retry waits a
+little longer after every failed attempt, up to a limit, and gives up after that.
+
+* `options` {Object}
+  * `attempts` {number} How many times to send the request in all.
+    **Default:** `3`.
+  * `backoff` {number} Milliseconds to wait before the second attempt; each later
+    attempt waits twice as long as the one before. **Default:** `100`.
+  * `jitter` {boolean} Add a random part to every wait. **Default:** `false`.
+
+The returned promise settles with the last response, or rejects with the last error
+when every attempt has failed. Requests that were already answered are never resent.
+"""
+
+
+def test_every_chunk_of_a_section_is_indexed_with_its_own_heading() -> None:
+    spans = docs(RETRY_API, max_chars=260)
+    section = [s for s in spans if s.heading == "Client \u203a client.retry(request[, options])"]
+    assert len(section) >= 3
+    path = "Client \u203a client.retry(request[, options])"
+    opening, *later = section
+    # the opening chunk has the heading line in its own text, after the heading path
+    assert opening.index_text == f"{path}\n{opening.text}"
+    for span in later:
+        # the later ones hold the options and caveats of the same call: they get the
+        # section's own heading before their text, so they weigh it as the opening one does
+        assert span.index_text == f"{path}\nclient.retry(request[, options])\n{span.text}"
+    # a chunk before any heading, or a document without headings, gets nothing added
+    [plain] = docs("Just a paragraph.\n")
+    assert plain.index_text == "Just a paragraph."

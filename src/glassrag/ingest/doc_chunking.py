@@ -15,7 +15,9 @@
 
 Every chunk is an exact, whitespace-trimmed slice of the text; together they cover every
 non-blank line. ``index_text`` (what search analyses) is the heading path followed by the
-chunk's text, with reST markup reduced to what a reader sees.
+chunk's text, with reST markup reduced to what a reader sees; a chunk that does not hold its
+section's heading line gets the section's own heading before its text, so every chunk of a
+section weighs that heading alike.
 """
 
 from __future__ import annotations
@@ -93,11 +95,19 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
         reduce = index_text
     for section in _sections(document_blocks(text, syntax)):
         pieces = _section_pieces(doc, section.blocks, max_chars)
+        headings = [doc.span(b.start, b.start)[0]
+                    for b in section.blocks if b.kind == "heading"]
+        own = section.path.rsplit(HEADING_SEPARATOR, 1)[-1] if section.path else ""
         for start, end in _absorb_markers(doc, _pack(pieces, max_chars), max_chars):
             body = text[start:end]
             if not body.strip():  # a block of control characters Markdown does not count as space
                 continue
             shown = reduce(body) if reduce else body
+            if own and not any(start <= h < end for h in headings):
+                # The section's own heading, as the chunk that opens the section has it in
+                # its text: every chunk of a section is about what the heading names, the
+                # later ones as much as the first (they hold its options, its caveats).
+                shown = f"{own}\n{shown}"
             index = f"{section.path}\n{shown}" if section.path else shown
             spans.append(ChunkSpan(
                 body, doc.line_of(start) + 1 + line_offset, doc.line_of(end - 1) + 1 + line_offset,

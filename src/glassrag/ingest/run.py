@@ -34,8 +34,9 @@ from glassrag.text.analysis import analyze
 # Part of every fingerprint: bump when analysis or chunking output changes for the same input,
 # so the next ingest re-processes everything. 2: the docs chunker (heading paths in the indexed
 # text) and documents recording where their roles came from. 3: whole identifiers and
-# camelCase parts as tokens, Japanese bigrams within one kind of writing.
-PIPELINE_VERSION = "3"
+# camelCase parts as tokens, Japanese bigrams within one kind of writing. 4: a docs chunk that
+# does not open its section is indexed with the section's own heading too.
+PIPELINE_VERSION = "4"
 
 Progress = Callable[[int, int], None]
 
