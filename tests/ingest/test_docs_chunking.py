@@ -281,3 +281,46 @@ def test_every_chunk_of_a_section_is_indexed_with_its_own_heading() -> None:
     # a chunk before any heading, or a document without headings, gets nothing added
     [plain] = docs("Just a paragraph.\n")
     assert plain.index_text == "Just a paragraph."
+
+
+# A Sphinx include file: reST kept in a .txt, with a substitution defined at its top.
+INCLUDED_OPTIONS = """\
+.. |out| replace:: The listing is written to ``<path>`` when one is given.
+
+.. option:: --list-plugins [<path>]
+
+ Show every installed plugin and exit.
+ |out|
+
+.. option:: --quiet
+
+ Say nothing unless something fails.
+"""
+
+
+def test_a_txt_file_written_in_rest_is_read_as_rest(tmp_path: Path) -> None:
+    path = tmp_path / "OPTIONS.txt"
+    path.write_text(INCLUDED_OPTIONS)
+    [doc] = read_file(path).documents
+    assert (doc.parser, doc.title, doc.text) == ("rst", "OPTIONS", INCLUDED_OPTIONS)
+    # so it is cut as documentation: an option stays with what it says, not one chunk per
+    # paragraph as the plain-text chunker cuts
+    [span] = chunk_text(doc.text, "docs", syntax="rst")
+    assert (span.line_start, span.line_end) == (1, 10)
+    # plain text with none of reST's explicit markup stays plain text
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Shopping list\n\n.. eggs, milk\n\nCall :Bob: back\n")
+    assert read_file(notes).documents[0].parser == "text"
+
+
+def test_rest_substitutions_are_searched_as_the_text_they_stand_for() -> None:
+    [span] = docs(INCLUDED_OPTIONS, syntax="rst")
+    index = span.index_text or ""
+    # |out| reads as its definition's text, its own markup reduced too; the definition
+    # line itself is not searched twice
+    assert "Show every installed plugin and exit.\n The listing is written to <path> when" \
+        in index
+    assert index.count("The listing is written") == 1 and "replace::" not in index
+    # a reference with no definition in the document keeps its name, as before
+    [other] = docs("Title\n=====\n\nSee |undefined| here.\n", syntax="rst")
+    assert "See undefined here." in (other.index_text or "")

@@ -90,9 +90,11 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
     spans: list[ChunkSpan] = []
     reduce: Callable[[str], str] | None = None
     if syntax == "rst":
-        from glassrag.parsers.rst import index_text
+        from functools import partial
 
-        reduce = index_text
+        from glassrag.parsers.rst import index_text, substitutions
+
+        reduce = partial(index_text, replacements=substitutions(text))
     for section in _sections(document_blocks(text, syntax)):
         pieces = _section_pieces(doc, section.blocks, max_chars)
         headings = [doc.span(b.start, b.start)[0]
