@@ -324,3 +324,38 @@ def test_rest_substitutions_are_searched_as_the_text_they_stand_for() -> None:
     # a reference with no definition in the document keeps its name, as before
     [other] = docs("Title\n=====\n\nSee |undefined| here.\n", syntax="rst")
     assert "See undefined here." in (other.index_text or "")
+
+
+LIMIT_SECTION = """\
+## Listener limit
+
+At most ten listeners may be added for one event name. The limit can be raised for a
+single emitter.
+
+This is not a hard limit. Going past it prints a warning about a possible leak. To add
+more listeners without the warning, raise the limit first:
+
+```js
+emitter.setMaxListeners(emitter.getMaxListeners() + 1);
+emitter.once('event', () => {});
+```
+"""
+
+
+def test_a_paragraph_that_introduces_code_gives_its_leading_sentences_to_the_chunk_before() -> None:
+    # The paragraph and its code (about 220 characters) do not fit after the first chunk's
+    # 150, but its leading sentences do: they finish that chunk, and only the sentence that
+    # introduces the code stays with it.
+    first, second = docs(LIMIT_SECTION, max_chars=260)
+    assert first.text.endswith("Going past it prints a warning about a possible leak.")
+    assert second.text.startswith("To add\nmore listeners without the warning")
+    assert second.text.endswith("```")
+    # with room for all of it, the paragraph stays whole with its code, as before
+    [whole] = docs(LIMIT_SECTION, max_chars=600)
+    assert "leak. To add\nmore listeners" in whole.text
+    # and a paragraph that opens a chunk is never split off its code
+    alone = LIMIT_SECTION.replace(
+        "At most ten listeners may be added for one event name. The limit can be raised for a"
+        "\nsingle emitter.\n\n", "")
+    [only] = docs(alone, max_chars=260)
+    assert only.text.startswith("## Listener limit\n\nThis is not a hard limit.")
