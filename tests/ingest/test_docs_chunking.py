@@ -243,3 +243,119 @@ def test_deep_nesting_and_marker_floods_are_read_within_bounds() -> None:
         spans = docs(text, max_chars=500, syntax=syntax)
         assert "".join("".join(s.text.split()) for s in spans) == "".join(text.split())
         assert max(len(s.text) for s in spans) <= 1000
+
+
+# A section long enough for three chunks; only the first holds its heading line.
+RETRY_API = """\
+# Client
+
+## `client.retry(request[, options])`
+
+Sends the request again when the server does not answer in time. The retry waits a
+little longer after every failed attempt, up to a limit, and gives up after that.
+
+* `options` {Object}
+  * `attempts` {number} How many times to send the request in all.
+    **Default:** `3`.
+  * `backoff` {number} Milliseconds to wait before the second attempt; each later
+    attempt waits twice as long as the one before. **Default:** `100`.
+  * `jitter` {boolean} Add a random part to every wait. **Default:** `false`.
+
+The returned promise settles with the last response, or rejects with the last error
+when every attempt has failed. Requests that were already answered are never resent.
+"""
+
+
+def test_every_chunk_of_a_section_is_indexed_with_its_own_heading() -> None:
+    spans = docs(RETRY_API, max_chars=260)
+    section = [s for s in spans if s.heading == "Client \u203a client.retry(request[, options])"]
+    assert len(section) >= 3
+    path = "Client \u203a client.retry(request[, options])"
+    opening, *later = section
+    # the opening chunk has the heading line in its own text, after the heading path
+    assert opening.index_text == f"{path}\n{opening.text}"
+    for span in later:
+        # the later ones hold the options and caveats of the same call: they get the
+        # section's own heading before their text, so they weigh it as the opening one does
+        assert span.index_text == f"{path}\nclient.retry(request[, options])\n{span.text}"
+    # a chunk before any heading, or a document without headings, gets nothing added
+    [plain] = docs("Just a paragraph.\n")
+    assert plain.index_text == "Just a paragraph."
+
+
+# A Sphinx include file: reST kept in a .txt, with a substitution defined at its top.
+INCLUDED_OPTIONS = """\
+.. |out| replace:: The listing is written to ``<path>`` when one is given.
+
+.. option:: --list-plugins [<path>]
+
+ Show every installed plugin and exit.
+ |out|
+
+.. option:: --quiet
+
+ Say nothing unless something fails.
+"""
+
+
+def test_a_txt_file_written_in_rest_is_read_as_rest(tmp_path: Path) -> None:
+    path = tmp_path / "OPTIONS.txt"
+    path.write_text(INCLUDED_OPTIONS)
+    [doc] = read_file(path).documents
+    assert (doc.parser, doc.title, doc.text) == ("rst", "OPTIONS", INCLUDED_OPTIONS)
+    # so it is cut as documentation: an option stays with what it says, not one chunk per
+    # paragraph as the plain-text chunker cuts
+    [span] = chunk_text(doc.text, "docs", syntax="rst")
+    assert (span.line_start, span.line_end) == (1, 10)
+    # plain text with none of reST's explicit markup stays plain text
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Shopping list\n\n.. eggs, milk\n\nCall :Bob: back\n")
+    assert read_file(notes).documents[0].parser == "text"
+
+
+def test_rest_substitutions_are_searched_as_the_text_they_stand_for() -> None:
+    [span] = docs(INCLUDED_OPTIONS, syntax="rst")
+    index = span.index_text or ""
+    # |out| reads as its definition's text, its own markup reduced too; the definition
+    # line itself is not searched twice
+    assert "Show every installed plugin and exit.\n The listing is written to <path> when" \
+        in index
+    assert index.count("The listing is written") == 1 and "replace::" not in index
+    # a reference with no definition in the document keeps its name, as before
+    [other] = docs("Title\n=====\n\nSee |undefined| here.\n", syntax="rst")
+    assert "See undefined here." in (other.index_text or "")
+
+
+LIMIT_SECTION = """\
+## Listener limit
+
+At most ten listeners may be added for one event name. The limit can be raised for a
+single emitter.
+
+This is not a hard limit. Going past it prints a warning about a possible leak. To add
+more listeners without the warning, raise the limit first:
+
+```js
+emitter.setMaxListeners(emitter.getMaxListeners() + 1);
+emitter.once('event', () => {});
+```
+"""
+
+
+def test_a_paragraph_that_introduces_code_gives_its_leading_sentences_to_the_chunk_before() -> None:
+    # The paragraph and its code (about 220 characters) do not fit after the first chunk's
+    # 150, but its leading sentences do: they finish that chunk, and only the sentence that
+    # introduces the code stays with it.
+    first, second = docs(LIMIT_SECTION, max_chars=260)
+    assert first.text.endswith("Going past it prints a warning about a possible leak.")
+    assert second.text.startswith("To add\nmore listeners without the warning")
+    assert second.text.endswith("```")
+    # with room for all of it, the paragraph stays whole with its code, as before
+    [whole] = docs(LIMIT_SECTION, max_chars=600)
+    assert "leak. To add\nmore listeners" in whole.text
+    # and a paragraph that opens a chunk is never split off its code
+    alone = LIMIT_SECTION.replace(
+        "At most ten listeners may be added for one event name. The limit can be raised for a"
+        "\nsingle emitter.\n\n", "")
+    [only] = docs(alone, max_chars=260)
+    assert only.text.startswith("## Listener limit\n\nThis is not a hard limit.")

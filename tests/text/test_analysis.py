@@ -234,3 +234,11 @@ def test_forget_queries_makes_the_next_query_a_first_seen_one() -> None:
     misses = analysis._remembered.cache_info().misses
     assert analysis.analyze_query("退款规则是什么") == analyze("退款规则是什么")
     assert analysis._remembered.cache_info().misses == misses + 1  # analysed again
+
+
+def test_a_one_letter_camel_case_part_is_a_prefix_not_a_term() -> None:
+    # "CMake" and "CTest" are names, not the letter c plus a word: the letter would match
+    # every C-language mention, and every query that names the tool
+    assert analyze("CMake") == ["cmake", "make"]
+    assert "c" not in analyze("Run CTest after CPack") and "test" in analyze("CTest")
+    assert {"json", "respons"} <= set(analyze("JSONResponse"))  # longer parts stay

@@ -5,7 +5,9 @@
   with its first subsection.
 * Code blocks, tables, lists and containers (admonitions, ``::: tip``, reST directives) stay
   whole together with the sentence that introduces them when that fits in ``max_chars``;
-  otherwise they split between lines, rows or items, never inside a line that fits.
+  otherwise they split between lines, rows or items, never inside a line that fits. The
+  paragraph holding that sentence stays whole with them too, unless the chunk before has
+  room for its leading sentences and not for all of it: then those finish that chunk.
 * Prose too long for one chunk splits at sentence ends; a single sentence longer than
   ``max_chars`` (CJK written as one line) at line ends, then spaces, then after
   ``max_chars`` characters. Nothing is an error and nothing is dropped.
@@ -15,7 +17,9 @@
 
 Every chunk is an exact, whitespace-trimmed slice of the text; together they cover every
 non-blank line. ``index_text`` (what search analyses) is the heading path followed by the
-chunk's text, with reST markup reduced to what a reader sees.
+chunk's text, with reST markup reduced to what a reader sees; a chunk that does not hold its
+section's heading line gets the section's own heading before its text, so every chunk of a
+section weighs that heading alike.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ class _Piece:
     end: int
     glue: bool = False  # must stay in the same chunk as the next piece
     free: bool = False  # a heading: it may push its chunk past the cap rather than be alone
+    # A paragraph kept whole with the block it introduces: its leading sentences may still
+    # fill the chunk before when the whole does not fit there (split only then: it costs).
+    intro: bool = False
 
 
 @dataclass
@@ -88,16 +95,26 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
     spans: list[ChunkSpan] = []
     reduce: Callable[[str], str] | None = None
     if syntax == "rst":
-        from glassrag.parsers.rst import index_text
+        from functools import partial
 
-        reduce = index_text
+        from glassrag.parsers.rst import index_text, substitutions
+
+        reduce = partial(index_text, replacements=substitutions(text))
     for section in _sections(document_blocks(text, syntax)):
         pieces = _section_pieces(doc, section.blocks, max_chars)
-        for start, end in _absorb_markers(doc, _pack(pieces, max_chars), max_chars):
+        headings = [doc.span(b.start, b.start)[0]
+                    for b in section.blocks if b.kind == "heading"]
+        own = section.path.rsplit(HEADING_SEPARATOR, 1)[-1] if section.path else ""
+        for start, end in _absorb_markers(doc, _pack(pieces, max_chars, text), max_chars):
             body = text[start:end]
             if not body.strip():  # a block of control characters Markdown does not count as space
                 continue
             shown = reduce(body) if reduce else body
+            if own and not any(start <= h < end for h in headings):
+                # The section's own heading, as the chunk that opens the section has it in
+                # its text: every chunk of a section is about what the heading names, the
+                # later ones as much as the first (they hold its options, its caveats).
+                shown = f"{own}\n{shown}"
             index = f"{section.path}\n{shown}" if section.path else shown
             spans.append(ChunkSpan(
                 body, doc.line_of(start) + 1 + line_offset, doc.line_of(end - 1) + 1 + line_offset,
@@ -166,6 +183,8 @@ def _section_pieces(doc: _Text, blocks: list[Block], cap: int) -> list[_Piece]:
             head = doc.span(following.start, following.start)
             if head[1] - own[0].start > cap:
                 own = _sentence_pieces(doc.text, own[0].start, own[0].end, cap)
+            else:
+                own[0].intro = True
         if block.kind == "heading" or introduces or _opens(doc.lines, block):
             own[-1].glue = True
         if block.kind == "heading" and len(own) == 1:
@@ -250,9 +269,13 @@ def _cut(text: str, start: int, end: int, cap: int) -> list[tuple[int, int]]:
 
 # -- packing ---------------------------------------------------------------------------------
 
-def _pack(pieces: list[_Piece], cap: int) -> list[tuple[int, int]]:
+def _pack(pieces: list[_Piece], cap: int, text: str) -> list[tuple[int, int]]:
     """Greedy: each unit of glued pieces (shortened from its end until it fits) joins the
-    open chunk if the chunk stays within ``cap``, else starts the next one."""
+    open chunk if the chunk stays within ``cap``, else starts the next one. A unit led by a
+    paragraph that introduces a block, too long for the open chunk, first gives that chunk
+    the paragraph's leading sentences that fit: only the sentence that introduces the block
+    must stay with it, and the sentences before it say more about the chunk they finish."""
+    pieces = list(pieces)
     chunks: list[tuple[int, int]] = []
     open_start = open_end = -1
     i = 0
@@ -266,6 +289,13 @@ def _pack(pieces: list[_Piece], cap: int) -> list[tuple[int, int]]:
         while j > first and pieces[j].end - pieces[first].start > cap:
             j -= 1
         start, end = pieces[i].start, pieces[j].end
+        if pieces[i].intro and open_start >= 0 and end - open_start > cap:
+            pieces[i].intro = False
+            sentences = _sentence_pieces(text, pieces[i].start, pieces[i].end, cap)
+            if len(sentences) > 1 and sentences[0].end - open_start <= cap:
+                sentences[-1].glue = True
+                pieces[i:i + 1] = sentences
+                continue  # the leading sentences join the open chunk one by one
         if open_start >= 0 and end - open_start <= cap:
             open_end = end
         else:

@@ -34,8 +34,11 @@ from glassrag.text.analysis import analyze
 # Part of every fingerprint: bump when analysis or chunking output changes for the same input,
 # so the next ingest re-processes everything. 2: the docs chunker (heading paths in the indexed
 # text) and documents recording where their roles came from. 3: whole identifiers and
-# camelCase parts as tokens, Japanese bigrams within one kind of writing.
-PIPELINE_VERSION = "3"
+# camelCase parts as tokens, Japanese bigrams within one kind of writing. 4: a docs chunk that
+# does not open its section is indexed with the section's own heading too; reST substitutions
+# read as their text, a .txt file in reST read as reST, no one-letter camelCase parts, the
+# leading sentences of a paragraph that introduces a block may finish the chunk before.
+PIPELINE_VERSION = "4"
 
 Progress = Callable[[int, int], None]
 

@@ -241,14 +241,33 @@ def _directive_text(match: re.Match[str]) -> str:
     return match.group(1) + argument  # code-block python, toctree, include: the argument
 
 
-def index_text(text: str) -> str:
-    """reST markup reduced to what a reader sees, line for line (see the module docstring)."""
+_SUBSTITUTION_DEF = re.compile(r"^\.\.[ \t]+\|([\w -]+)\|[ \t]+replace::[ \t]*(.*)$",
+                               re.MULTILINE)
+
+
+def substitutions(text: str) -> dict[str, str]:
+    """The text of each ``.. |name| replace:: text`` definition of a document (first line)."""
+    if "replace::" not in text:
+        return {}
+    return {m.group(1): m.group(2).strip() for m in _SUBSTITUTION_DEF.finditer(text)}
+
+
+def index_text(text: str, replacements: dict[str, str] | None = None) -> str:
+    """reST markup reduced to what a reader sees, line for line (see the module docstring);
+    a substitution reference reads as its definition's text when ``replacements`` has it."""
+    table = replacements or {}
+
+    def replaced(match: re.Match[str]) -> str:
+        return table.get(match.group(1), match.group(1))
+
     out: list[str] = []
     for line in text.split("\n"):
         if match := _DIRECTIVE.match(line):
             line = _directive_text(match)
         elif _OPTION.match(line) or _EXPLICIT.match(line) or _ADORNMENT.match(line):
-            line = ""
+            line = ""  # the definitions themselves among them
+        if table and "|" in line:  # before roles: a definition's text has markup of its own
+            line = _SUBSTITUTION.sub(replaced, line)
         line = _ROLE.sub(_role_text, line)
         line = _LITERAL.sub(r"\1", line)
         line = _LINK.sub(r"\1", line)

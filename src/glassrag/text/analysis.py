@@ -275,7 +275,10 @@ def _compounds(text: str) -> list[str]:
             if len(pieces) > 1:
                 out.extend(p for p in pieces if _CONNECTORS.intersection(p))
         else:  # camelCase
-            out.extend(_english(" ".join(_CAMEL_PART_RE.findall(word)).lower(), _ASCII_WORD_RE))
+            # A one-letter part is a prefix, not a word: CMake, CTest and CPack are not about
+            # "c" (the letter matches every C-language mention and a query's every "CMake").
+            parts = [p for p in _CAMEL_PART_RE.findall(word) if len(p) > 1]
+            out.extend(_english(" ".join(parts).lower(), _ASCII_WORD_RE))
     return out
 
 
