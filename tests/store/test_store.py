@@ -74,7 +74,8 @@ def test_documents_and_chunks_read_back(store: Store) -> None:
     assert found[rows["beta#1"]][1] == "salaries are secret."
     assert store.version_text(alpha.content_hash) == "Refunds take days.\n\nSecond part here."
     assert store.counts() == {"documents": 2, "chunks": 3, "versions": 2, "changes": 2}
-    assert store.roles_origins() == {"alpha": "document", "beta": "document"}
+    assert store.roles_origins("/docs/alpha.md") == {"alpha": "document"}
+    assert store.roles_origins("/docs/gamma.md") == {}
 
 
 def test_an_update_keeps_the_first_insertion_order(store: Store) -> None:

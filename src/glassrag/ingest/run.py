@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,11 +157,19 @@ def _run_ingest(
     )
     report.failed.extend(failures)
     chunk_options = _chunk_options(settings)
-    known = store.fingerprints()
+    # Loaded at the first file that is not skipped: an unchanged re-ingest never needs it
+    # (reading every document's fingerprint was most of its time).
+    known_rows: dict[str, tuple[str, int, str | None, str]] | None = None
+
+    def known() -> dict[str, tuple[str, int, str | None, str]]:
+        nonlocal known_rows
+        if known_rows is None:
+            known_rows = store.fingerprints()
+        return known_rows
+
     retired = store.retired_versions()
     seen: dict[str, str] = {}  # doc_id -> path it came from in this run
     claimed: set[str] = set()  # doc_ids refused because another file's document holds them
-    stored_origins: dict[str, str] | None = None  # doc_id -> roles origin, for skipped files
     read_ok: set[str] = set()  # files read without a file-level failure
     pending: list[NewDocument] = []
     pending_chars = 0
@@ -172,7 +181,7 @@ def _run_ingest(
             return
         store.begin()
         try:
-            store.write_documents(pending, known)
+            store.write_documents(pending, known())
             # A file's record is written in the same transaction as (or after) its last
             # document, so a crash can never leave a file marked done with documents lost.
             store.write_files(pending_files)
@@ -195,15 +204,13 @@ def _run_ingest(
             (base_key + "\x1f" + ",".join(rule_roles or ())).encode()
         ).hexdigest()
         digest = _file_digest(file, settings.ingest.max_file_bytes)
-        skipped = _skip_unchanged(store, resolved, digest, file_key, known, seen)
-        if skipped is not None:
+        unchanged = _skip_unchanged(store, resolved, digest, file_key, seen)
+        if unchanged is not None:
+            skipped, stored_origins = unchanged
             report.unchanged += len(skipped)
             seen.update(dict.fromkeys(skipped, str(file)))
             read_ok.add(resolved)
-            if stored_origins is None:  # one query for the whole run, only when needed
-                stored_origins = store.roles_origins()
-            _count_origins(report, str(file), (stored_origins.get(d, "") for d in skipped),
-                           rules)
+            _count_origins(report, str(file), (stored_origins[d] for d in skipped), rules)
             if progress is not None:
                 progress(number, len(files))
             continue
@@ -233,7 +240,7 @@ def _run_ingest(
                     "in this run; doc_ids must be unique",
                 ))
                 continue
-            owner = _other_owner(doc, known, options)
+            owner = _other_owner(doc, known(), options)
             if owner is not None:
                 claimed.add(doc.doc_id)
                 report.failed.append(FailedInput(str(file), _claimed_message(doc, owner)))
@@ -246,7 +253,7 @@ def _run_ingest(
                 continue
             origins.append(origin)
             try:
-                new = _prepare(doc, roles, origin, settings, options, chunk_options, known,
+                new = _prepare(doc, roles, origin, settings, options, chunk_options, known(),
                                retired)
             except GlassragError as exc:
                 report.failed.append(FailedInput(str(file), f"{doc.doc_id}: {exc.message}"))
@@ -254,7 +261,7 @@ def _run_ingest(
             if new is None:
                 report.unchanged += 1
                 continue
-            if new.document.doc_id in known:
+            if new.document.doc_id in known():
                 report.updated += 1
             else:
                 report.added += 1
@@ -327,11 +334,9 @@ def _roles_for(doc: SourceDocument, rule_roles: tuple[str, ...] | None,
 def _count_origins(report: IngestReport, path: str, origins: Iterable[str],
                    rules: RolesRules) -> None:
     """Count defaulted documents; list a file whose roles no rule decided while rules exist."""
-    fell_through = False
-    for origin in origins:
-        report.defaulted_roles += int(origin == ORIGIN_DEFAULT)
-        fell_through = fell_through or origin in (ORIGIN_OPTION, ORIGIN_DEFAULT)
-    if fell_through and rules.rules:
+    counts = Counter(origins)
+    report.defaulted_roles += counts[ORIGIN_DEFAULT]
+    if rules.rules and (counts[ORIGIN_OPTION] or counts[ORIGIN_DEFAULT]):
         report.no_rule_matched.append(path)
 
 
@@ -372,9 +377,9 @@ def _file_digest(file: Path, max_bytes: int) -> str | None:
 
 
 def _skip_unchanged(store: Store, path: str, digest: str | None, file_key: str,
-                    known: dict[str, tuple[str, int, str | None, str]],
-                    seen: dict[str, str]) -> list[str] | None:
-    """The doc_ids of a file whose bytes and settings match its last clean ingest, else None.
+                    seen: dict[str, str]) -> tuple[list[str], dict[str, str]] | None:
+    """The doc_ids of a file whose bytes and settings match its last clean ingest, with the
+    roles origin of each stored document of the file (doc_id -> origin), else None.
 
     Skipping means no parsing, chunking or analysis at all, which is what makes re-ingesting
     an unchanged corpus cheap. Any doubt (a document since removed, a doc_id also produced by
@@ -386,9 +391,10 @@ def _skip_unchanged(store: Store, path: str, digest: str | None, file_key: str,
     if record is None or record[0] != digest or record[1] != file_key:
         return None
     doc_ids = record[2]
-    if any(d not in known or known[d][2] != path or d in seen for d in doc_ids):
+    stored = store.roles_origins(path)  # the documents stored from this file
+    if not stored.keys() >= set(doc_ids) or not seen.keys().isdisjoint(doc_ids):
         return None
-    return doc_ids
+    return doc_ids, stored
 
 
 def _prepare(
