@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate
 
 from glassrag.parsers.blocks import STRUCTURED, Block, is_marker_line
@@ -95,8 +96,6 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
     spans: list[ChunkSpan] = []
     reduce: Callable[[str], str] | None = None
     if syntax == "rst":
-        from functools import partial
-
         from glassrag.parsers.rst import index_text, substitutions
 
         reduce = partial(index_text, replacements=substitutions(text))

@@ -214,6 +214,7 @@ def _run_ingest(
             if progress is not None:
                 progress(number, len(files))
             continue
+        fingerprints = known()  # this file is read: its documents are checked against these
         result = read_file(file, root=root, max_bytes=settings.ingest.max_file_bytes,
                            parse_options=parse_options)
         report.failed.extend(result.errors)
@@ -240,7 +241,7 @@ def _run_ingest(
                     "in this run; doc_ids must be unique",
                 ))
                 continue
-            owner = _other_owner(doc, known(), options)
+            owner = _other_owner(doc, fingerprints, options)
             if owner is not None:
                 claimed.add(doc.doc_id)
                 report.failed.append(FailedInput(str(file), _claimed_message(doc, owner)))
@@ -253,7 +254,7 @@ def _run_ingest(
                 continue
             origins.append(origin)
             try:
-                new = _prepare(doc, roles, origin, settings, options, chunk_options, known(),
+                new = _prepare(doc, roles, origin, settings, options, chunk_options, fingerprints,
                                retired)
             except GlassragError as exc:
                 report.failed.append(FailedInput(str(file), f"{doc.doc_id}: {exc.message}"))
@@ -261,7 +262,7 @@ def _run_ingest(
             if new is None:
                 report.unchanged += 1
                 continue
-            if new.document.doc_id in known():
+            if new.document.doc_id in fingerprints:
                 report.updated += 1
             else:
                 report.added += 1

@@ -267,8 +267,7 @@ class Store:
         rows = self.db.execute(
             "SELECT doc_id, fingerprint, version, path, content_hash FROM documents"
         )
-        # Unpacked by position: by name costs a lookup per column, and an unchanged re-ingest
-        # of 100k documents spends most of its time here.
+        # Unpacked by position: by name costs a lookup per column, on every row of the store.
         return {doc_id: (fingerprint, version, path, content_hash)
                 for doc_id, fingerprint, version, path, content_hash in rows}
 
