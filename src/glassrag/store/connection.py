@@ -11,6 +11,7 @@ writes, and outside one every statement commits on its own.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -85,10 +86,29 @@ def connect_sqlite(path: Path, *, read_only: bool = False) -> SQLiteConnection:
     # The busy timeout first: switching to WAL needs a lock another process opening the
     # same new knowledge base may hold for a moment.
     db.execute("PRAGMA busy_timeout=10000")
-    db.execute("PRAGMA journal_mode=WAL")
+    _switch_to_wal(db)
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA foreign_keys=ON")
     # Read pages through a memory map rather than a read() and a copy each: loading a
     # search's hits touches a few random pages per hit (about 15% of that time).
     db.execute("PRAGMA mmap_size=1073741824")
     return db
+
+
+def _switch_to_wal(db: sqlite3.Connection, wait_s: float = 10.0) -> None:
+    """``PRAGMA journal_mode=WAL``, retried while another connection holds the new file.
+
+    Two processes opening one new knowledge base both switch it to WAL, which takes an
+    exclusive lock. When SQLite sees that waiting could deadlock (each holding a shared
+    lock) it answers "database is locked" at once, without the busy timeout, so the wait
+    is done here.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
