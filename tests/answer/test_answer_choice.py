@@ -333,6 +333,34 @@ def test_a_question_asking_which_command_gets_the_title_of_the_section_that_answ
         "`store.flush()`", "Empties the cache of the store and everything below it."]
 
 
+def test_a_section_titled_with_no_name_takes_the_name_from_the_page_title_line() -> None:
+    # The page opens with its name; the section that answers ("Basic Form") names nothing,
+    # and its synopsis placeholder ``<dir>`` is no value of the page's.
+    opening = make_hit("command/flush_cache.rst#1",
+                       "flush_cache\n-----------\n\nCache maintenance for a project.\n",
+                       title="flush_cache", source="command/flush_cache.rst")
+    section = make_hit("command/flush_cache.rst#2",
+                       "Basic Form\n^^^^^^^^^^\n\nEmpties the cache kept for ``<dir>`` and "
+                       "every directory below it.\n",
+                       heading="flush_cache › Basic Form", title="flush_cache",
+                       source="command/flush_cache.rst")
+    assert quotes("Which command empties the cache kept for every directory below?",
+                  [section, opening]) == [
+        "flush_cache", "Empties the cache kept for ``<dir>`` and every directory below it."]
+    # Another page's title is not this section's name.
+    other = make_hit("command/load_cache.rst#1",
+                     "load_cache\n----------\n\nReads a cache.\n", title="load_cache",
+                     source="command/load_cache.rst")
+    assert quotes("Which command empties the cache kept for every directory below?",
+                  [section, other]) == [
+        "Empties the cache kept for ``<dir>`` and every directory below it."]
+
+
+def test_a_synopsis_placeholder_is_not_a_literal_value() -> None:
+    assert literals("Builds ``<name>`` from ``<source>`` with ``--fast`` in 3 passes") == (
+        "--fast", "3")
+
+
 def test_a_question_asking_since_which_version_wants_a_number() -> None:
     assert value_kind("Since which CMake version does the variable exist?") == "number"
     assert value_kind("从哪个版本开始支持这个功能？") == "number"

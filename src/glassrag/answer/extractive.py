@@ -211,19 +211,32 @@ def _value_for(question: str, first: _Scored, scored: list[_Scored]) -> _Scored 
     # (an option reference's description beside its "Default: `4096`" line).
     default = asks_default(question) and not states_default(first.unit.text)
     if default or not _new_literal(first.unit, asked, kind):
-        titled = None if default or kind == "number" else _titled_name(first, asked)
+        titled = None if default or kind == "number" else _titled_name(first, asked, scored)
         return titled or _value_in_section(first, scored, asked, kind, default)
     return None
 
 
-def _titled_name(first: _Scored, asked: str) -> _Scored | None:
+def _titled_name(first: _Scored, asked: str, scored: list[_Scored]) -> _Scored | None:
     """The heading line above ``first`` when it is the only name in sight: a question asking
     which command, option or call does something, answered by the description under a
-    section titled with that name (:func:`~glassrag.answer.passages.title_unit`)."""
+    section titled with that name (:func:`~glassrag.answer.passages.title_unit`). When the
+    section's own title names nothing ("Normal Executables"), the page's title line may: a
+    reference page names what it documents once, at its top, which is then in the page's
+    opening chunk among the evidence rather than in the chunk quoted."""
     title = title_unit(first.unit)
-    if title is None or not _new_literal(title, asked, "name"):
-        return None
-    return _Scored(title, first.coverage, first.preference, title.terms, 0.0, title=True)
+    if title is not None and _new_literal(title, asked, "name"):
+        return _Scored(title, first.coverage, first.preference, title.terms, 0.0, title=True)
+    page = first.unit.chunk
+    for candidate in scored:
+        chunk = candidate.unit.chunk
+        if chunk.doc_id != page.doc_id or chunk.chunk_id == page.chunk_id:
+            continue
+        title = title_unit(candidate.unit)
+        if (title is not None and _quote(title).strip().casefold() == page.title.casefold()
+                and _new_literal(title, asked, "name")):
+            return _Scored(title, first.coverage, first.preference, title.terms, 0.0,
+                           title=True)
+    return None
 
 
 @dataclass(frozen=True)

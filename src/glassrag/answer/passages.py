@@ -33,7 +33,8 @@ MAX_PAIR_CHARS = 420
 
 # A literal value: inline code, a number (not a list marker), a quoted string, a flag.
 _LITERAL = re.compile(
-    r"`[^`\n]+`"
+    # reST's inline literal is ``double``: read as one value, not as the text between two.
+    r"``[^`\n]+``|`[^`\n]+`"
     r"|(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)\d+(?:[.,]\d+)*(?![.)]\s)"
     r"|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|\u201c[^\u201d\n]{1,60}\u201d|\u300c[^\u300d\n]{1,60}\u300d"
     r"|(?<![A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9_-]*"
@@ -60,6 +61,9 @@ _SEEKS_LITERAL = re.compile(
 # of "[CVE-2018-12121](https://...)" name an advisory, they answer no "what value").
 _ADDRESS = re.compile(r"\]\([^)\s]*\)|https?://[^\s<>)\]]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# A metavariable of a synopsis (``<name>``, ``<dir>``): it stands for a value the reader
+# supplies, so it is no value the documentation gives.
+_PLACEHOLDER = re.compile(r"<[^<>\s][^<>]*>")
 # Questions that ask for a way to do something (how do I, what should I set): the answer
 # names what to set or run, so a number alone in a sentence does not answer them.
 _ASKS_WAY = re.compile(
@@ -139,9 +143,9 @@ def literals(text: str) -> tuple[str, ...]:
     backticks and quotes around them."""
     if "](" in text or "://" in text:
         text = _ADDRESS.sub(" ", text)
-    return tuple(dict.fromkeys(
-        m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
-        for m in _LITERAL.finditer(text)))
+    found = (m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
+             for m in _LITERAL.finditer(text))
+    return tuple(dict.fromkeys(v for v in found if not _PLACEHOLDER.fullmatch(v)))
 
 
 def value_kind(question: str) -> str:
