@@ -356,6 +356,18 @@ def test_a_section_titled_with_no_name_takes_the_name_from_the_page_title_line()
         "Empties the cache kept for ``<dir>`` and every directory below it."]
 
 
+def test_asked_for_the_default_the_stated_default_outranks_a_value_in_a_better_hit() -> None:
+    # The best hit is a tutorial that mentions a size; the reference's option list, ranked
+    # lower, states the default.
+    tutorial = make_hit("guide.md#4", "Reads arrive in pieces of 16 KiB when no `bufferSize` "
+                        "is passed to `pipe.open()`.\n", source="guide.md")
+    reference = make_hit("pipe.md#9", "* `bufferSize` {integer} **Default:** `16 * 1024`\n",
+                         heading="Pipes › pipe.open(path[, options])", source="pipe.md")
+    reference = Hit(chunk=reference.chunk, score=0.75)
+    assert quotes("What is the default bufferSize of pipe.open()?", [tutorial, reference])[0] \
+        == "* `bufferSize` {integer} **Default:** `16 * 1024`"
+
+
 def test_a_synopsis_placeholder_is_not_a_literal_value() -> None:
     assert literals("Builds ``<name>`` from ``<source>`` with ``--fast`` in 3 passes") == (
         "--fast", "3")

@@ -186,9 +186,14 @@ def _ranked(question: str, terms: list[str], weights: dict[str, float],
     """The candidates scored (:func:`_scored`), in preference order."""
     valued = seeks_literal(question)
     asked = question.casefold()
+    # Asked for the default, a value stated as the default is the answer's shape more than
+    # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
+    default = valued and asks_default(question)
     contexts = _contexts(candidates)
     return sorted(
-        (_scored(terms, weights, c, *contexts[c.chunk.chunk_id], valued and _new_literal(c, asked))
+        (_scored(terms, weights, c, *contexts[c.chunk.chunk_id],
+                 valued and _new_literal(c, asked),
+                 default and states_default(c.chunk.text[c.start:c.end]))
          for c in candidates),
         # A unit holding none of the question's words itself (its heading path does) comes
         # after every unit that holds some: in a section titled with the question's words, a
@@ -260,7 +265,8 @@ def _contexts(candidates: Sequence[Unit]) -> dict[str, tuple[frozenset[str], fro
 
 
 def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
-            heading: frozenset[str], context: frozenset[str], valued: bool) -> _Scored:
+            heading: frozenset[str], context: frozenset[str], valued: bool,
+            stated_default: bool = False) -> _Scored:
     """Coverage counts a question term found only in the unit's heading path or title at
     :data:`HEADING_CREDIT`: the section a sentence sits in says what it is about. The
     preference adds the shape of an answer: a literal value when the question asks for one,
@@ -277,6 +283,8 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
         share = 0.0
     preference = share * (CODE_FACTOR if unit.code else 1.0)
     if valued:
+        preference += LITERAL_BONUS
+    if stated_default:
         preference += LITERAL_BONUS
     preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
     return _Scored(unit, share, preference, unit.terms | held, found / total)
