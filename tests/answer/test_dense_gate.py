@@ -104,3 +104,30 @@ def test_the_trace_says_why_the_gate_refused(gate_kb: KnowledgeBase) -> None:
     _gate(gate_kb, 2.0, -1.0)
     shown = gate_kb.ask(QUESTION, mode="hybrid", principal=EVERYONE)
     assert gate_kb.trace(shown.trace_id, principal=ADMIN)["attempts"][0]["verification"]["ok"]
+
+
+@pytest.mark.parametrize("mode", DENSE_MODES)
+def test_a_quote_from_the_section_titled_with_the_questions_identifier_passes(
+        tmp_path: Path, mode: str) -> None:
+    # A reference whose sections read alike to an embedder: the gate cannot tell them apart,
+    # but the question names the section it quotes.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "settings.md").write_text(
+        "# Settings\n\n## `retry_limit`\n\nCaps how often a failed upload is tried again.\n\n"
+        "## `retry_delay(seconds)`\n\nWaits this long before a failed upload is tried again."
+        "\n", encoding="utf-8")
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        assert kb.ingest([docs], embedder="hash:256").failed == []
+        _gate(kb, 2.0, 1.0)
+        answer = kb.ask("What does retry_limit cap for a failed upload?", mode=mode)
+        assert answer.status == "answered" and "Caps how often" in answer.answer
+        notes = kb.trace(answer.trace_id, principal=ADMIN)["attempts"][0]["draft"]["notes"]
+        assert notes["dense_gate"] == ("passed: the quote is from the section titled "
+                                       "'retry_limit', which the question names")
+        # A call's signature is no part of its section's title.
+        assert kb.ask("How long does retry_delay wait before a failed upload is tried?",
+                      mode=mode).status == "answered"
+        # An identifier that titles no quoted section: the gate refuses as before.
+        assert kb.ask("How often is a failed upload tried again by upload_worker?",
+                      mode=mode).status == "no_evidence"

@@ -13,16 +13,22 @@ Two signals, both read from evidence the principal may read:
   answers the margin misses: one sentence of a long page answers, and every candidate of the
   page is about as close as any other.
 
-The draft is refused only when both are weak. Neither can be computed from a chunk the
+The draft is refused only when both are weak, and never when it quotes the section titled
+with an identifier the question names (:func:`titled_by_identifier`): in a reference, the
+page of ``CMAKE_BUILD_TYPE`` is about ``CMAKE_BUILD_TYPE`` however alike its hundreds of
+sibling pages read to the embedder. None of these can be computed from a chunk the
 principal may not read, so a hidden document never turns ``no_evidence`` into ``answered``
 or back.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from glassrag.records import NO_EVIDENCE, Draft
+from glassrag.records import NO_EVIDENCE, Draft, Hit
+from glassrag.text.analysis import identifiers
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,6 +38,28 @@ if TYPE_CHECKING:
 # At or above this no quote rescues evidence that does not stand out (the cosine of a text
 # with itself); the quote is then not embedded at all.
 NO_RESCUE = 1.0
+# A heading's call signature and code marks, which a question leaves out: the section
+# "`fs.createReadStream(path[, options])`" is titled with ``fs.createReadStream``.
+_SIGNATURE = re.compile(r"\(.*\)\s*$")
+_HEADING_SEPARATOR = " \u203a "
+
+
+def titled_by_identifier(question: str, draft: Draft, hits: Sequence[Hit]) -> str | None:
+    """The identifier of ``question`` that is the title of a section the draft quotes (the
+    last step of a cited chunk's heading path), or None."""
+    names = {name.casefold() for name in identifiers(question)}
+    if not names:
+        return None
+    cited = {c.chunk_id for c in draft.citations}
+    for hit in hits:
+        heading = hit.chunk.heading
+        if hit.chunk.chunk_id not in cited or not heading:
+            continue
+        title = heading.rsplit(_HEADING_SEPARATOR, 1)[-1].strip().strip("`").strip()
+        title = _SIGNATURE.sub("", title).strip("`").strip().casefold()
+        if title in names:
+            return title
+    return None
 
 
 def quote_cosine(question: str, draft: Draft, embedder: Any,
@@ -60,6 +88,11 @@ def refusal(question: str, found: Retrieval, draft: Draft, embedder: Any | None,
     (``found.dense_stands_out``) and no quote reaches ``min_quote_cosine``.
     ``question_vector`` is the question's vector if the caller has it."""
     if found.dense_stands_out:
+        return None
+    titled = titled_by_identifier(question, draft, found.hits)
+    if titled is not None:
+        draft.notes["dense_gate"] = (f"passed: the quote is from the section titled {titled!r}, "
+                                     "which the question names")
         return None
     cosine = (quote_cosine(question, draft, embedder, question_vector)
               if embedder is not None and min_quote_cosine < NO_RESCUE else None)

@@ -10,7 +10,8 @@ The extractive answerer refuses (``no_evidence``) on these gates:
 * ``[dense] min_margin`` with ``[dense] min_quote_cosine`` (dense and hybrid): a quote is
   refused when the best dense hit does not stand out from the question's dense candidates
   by ``min_margin`` and the quote's own cosine to the question is under
-  ``min_quote_cosine`` (:mod:`glassrag.answer.dense_gate`).
+  ``min_quote_cosine`` (:mod:`glassrag.answer.dense_gate`); a quote from the section
+  titled with an identifier the question names passes at any of them.
 
 :func:`calibrate` retrieves each question once with both gates open (dense cut-off -1),
 records per question the signals the gates look at (the extractive draft at each coverage
@@ -36,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from glassrag.answer.dense_gate import NO_RESCUE
+from glassrag.answer.dense_gate import NO_RESCUE, titled_by_identifier
 from glassrag.errors import GlassragError, InvalidInput
 from glassrag.eval.docs import (
     EVAL_PRINCIPAL,
@@ -333,8 +334,10 @@ def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit]) -> 
         return None
     answer = Answer(status=ANSWERED, answer=draft.text, citations=checked.citations,
                     evidence=tuple(evidence), trace_id=None, question=question.question)
-    # The quotes stay with the row for the dense gate's quote cosine.
-    return {**judge(question, answer), "_quotes": [c.quote for c in draft.citations]}
+    # The quotes stay with the row for the dense gate's quote cosine, and whether the gate
+    # lets it pass whatever its thresholds (a quote from the section the question names).
+    return {**judge(question, answer), "_quotes": [c.quote for c in draft.citations],
+            "_titled": titled_by_identifier(question.question, draft, evidence) is not None}
 
 
 def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSettings,
@@ -405,7 +408,8 @@ def _gated(s: Signals, row: Row, gate: Gate, cut: float | None) -> Row:
     """``row`` after the dense gate (the margin measured at min_score ``cut``): refused
     when the margin and the quote are both weak."""
     margin = s.margin_at(cut) if gate is not None else None
-    if gate is None or margin is None or margin >= gate[0] or row is s.refused:
+    if gate is None or margin is None or margin >= gate[0] or row is s.refused \
+            or row.get("_titled"):
         return row
     quoted = s.quote_cosines.get(id(row))
     if gate[1] < NO_RESCUE and quoted is not None and quoted >= gate[1]:

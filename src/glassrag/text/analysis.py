@@ -287,6 +287,14 @@ def has_cjk(text: str) -> bool:
     return _CJK_ANY_RE.search(text) is not None
 
 
+def identifiers(text: str) -> list[str]:
+    """The identifiers ``text`` writes, as written (``cache_size``, ``CliRunner``,
+    ``click.Choice``): the shapes :func:`name_terms` counts as names, before analysis."""
+    text = unicodedata.normalize("NFKC", text)
+    return list(dict.fromkeys(m.group() for m in _NAME_RE.finditer(text)
+                              if len(m.group()) <= _MAX_COMPOUND_CHARS))
+
+
 def name_terms(text: str) -> list[tuple[str, ...]]:
     """The names in ``text``: terms (as :func:`analyze` writes them) that each stand for one
     specific thing. A question naming something that no document mentions cannot be
