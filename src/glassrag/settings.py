@@ -177,6 +177,9 @@ class DenseSettings(_Section):
     rrf_k: int = Field(default=60, gt=0)
     bm25_weight: float = Field(default=1.0, ge=0.0)
     dense_weight: float = Field(default=1.0, ge=0.0)
+    # Weighted fusion normalises each retriever's scores between its best and the score at
+    # this quantile of its candidates (0.0: min-max); see glassrag.retrieval.fusion.
+    fusion_floor: float = Field(default=0.7, ge=0.0, lt=1.0)
     candidates: int = Field(default=50, gt=0, le=1000)
     rerank: str = ""
     hnsw_threshold: int = Field(default=200_000, ge=1)
@@ -579,12 +582,17 @@ min_margin = "auto"
 # still answers when the cosine between the question and the quoted sentence reaches this.
 # "auto": 0.88 for e5:, 1.0 (no quote rescues) for the others.
 min_quote_cosine = "auto"
-# Hybrid fusion: "weighted" (sum of min-max normalised scores times the weights below; it
-# beat RRF on every BEIR set measured) or "rrf" (reciprocal rank fusion, ranks only).
+# Hybrid fusion: "weighted" (sum of normalised scores times the weights below; it beat RRF
+# on every BEIR set measured) or "rrf" (reciprocal rank fusion, ranks only).
 fusion = "weighted"
 rrf_k = 60
 bm25_weight = 1.0
 dense_weight = 1.0
+# Weighted fusion normalises each retriever's scores between its best and the score at this
+# quantile of its own candidates (0.7 of 50: the 16th best); candidates under it count 0.
+# 0.0 is min-max, under which e5's crowded cosines give its 40th candidate nearly the marks
+# of its first (benchmarks/RESULTS.md, "Fusion floor").
+fusion_floor = 0.7
 # How many hits each retriever contributes before fusion.
 candidates = 50
 # Optional rerank of the fused list: "lexical" (model-free term coverage) or

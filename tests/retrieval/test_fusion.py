@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from glassrag.errors import InvalidInput
 from glassrag.records import Chunk, Hit
 from glassrag.retrieval import rewrite
-from glassrag.retrieval.fusion import fuse, rrf, weighted
+from glassrag.retrieval.fusion import fuse, quantile_floor, rrf, weighted
 
 
 def test_rrf_hand_checked() -> None:
@@ -42,6 +42,31 @@ def test_weighted_min_max_hand_checked() -> None:
     # bm25 -> a 1, b .5, c 0; dense -> b 1, c .5, d 0
     assert fused == [("b", pytest.approx(1.25)), ("a", pytest.approx(0.5)),
                      ("c", pytest.approx(0.5)), ("d", pytest.approx(0.0))]
+
+
+def test_weighted_with_a_floor_normalises_against_a_quantile_of_each_list() -> None:
+    # Crowded cosines: under min-max the dense list's fourth candidate keeps 0.4 of the
+    # first's marks; at floor 0.5 (the median, 0.88) it counts nothing.
+    scores = {"bm25": {"a": 12.0, "b": 6.0, "c": 3.0, "d": 2.0, "e": 1.0},
+              "dense": {"e": 0.90, "f": 0.89, "g": 0.88, "a": 0.84, "h": 0.80}}
+    weights = {"bm25": 1.0, "dense": 1.0}
+    assert quantile_floor(scores["dense"].values(), 0.5) == 0.88
+    assert quantile_floor(scores["dense"].values(), 0.0) == 0.80
+    fused = dict(weighted(scores, weights, floor=0.5))
+    assert fused["a"] == pytest.approx(1.0)  # bm25's best, and at the dense floor
+    assert fused["e"] == pytest.approx(1.0)  # dense's best, under bm25's floor (3.0)
+    assert fused["h"] == 0.0 and fused["b"] == pytest.approx(1 / 3)
+    assert fused["f"] == pytest.approx(0.5) and fused["g"] == 0.0
+    plain = dict(weighted(scores, weights))
+    assert plain["a"] == pytest.approx(1.0 + 0.4) and plain["e"] == pytest.approx(1.0)
+    # The floor at the best (one candidate) still gives the best its full mark.
+    assert weighted({"x": {"a": 2.0}}, {"x": 1.0}, floor=0.9) == [("a", 1.0)]
+    assert dict(weighted({"x": {"a": 2.0, "b": 1.0}}, {"x": 1.0}, floor=0.9))["b"] == 0.0
+    with pytest.raises(InvalidInput, match="fusion floor"):
+        weighted(scores, weights, floor=1.0)
+    assert [f.key for f in fuse({"bm25": list(scores["bm25"].items()),
+                                 "dense": list(scores["dense"].items())},
+                                "weighted", floor=0.5)][:2] == ["a", "e"]
 
 
 def chunk(chunk_id: str) -> Chunk:

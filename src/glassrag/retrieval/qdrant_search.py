@@ -216,7 +216,8 @@ def _hybrid(store: Store, scope: _Scope, terms: list[str], vector: list[float], 
         method: str = Fusion(settings.fusion).value
         fused = [(f.key, f.score) for f in fuse(
             lists, method, k=settings.rrf_k,
-            weights={"bm25": settings.bm25_weight, "dense": settings.dense_weight})]
+            weights={"bm25": settings.bm25_weight, "dense": settings.dense_weight},
+            floor=settings.fusion_floor)]
     else:
         lists, fused = _fused_by_qdrant(scope, terms, vector, floor, settings, pool, top_k,
                                         scope.readable)

@@ -394,7 +394,7 @@ def _fused_hits(store: Store, terms: list[str],
     fused = fuse({name: [(m.rowid, m.score) for m in matches] for name, matches in lists.items()},
                  method, k=settings.rrf_k,
                  weights={"bm25": settings.bm25_weight, "dense": settings.dense_weight},
-                 limit=limit)
+                 limit=limit, floor=settings.fusion_floor)
     rows = store.chunks_with_tokens([f.key for f in fused])
     # Stored tokens are joined by single spaces and no token holds a space, so a term is
     # present exactly when " term " occurs in " tokens " (cheaper than a set per chunk).
