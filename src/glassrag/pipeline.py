@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from glassrag.answer.dense_gate import NO_RESCUE, refusal
 from glassrag.answer.extractive import extractive_answer, semantic_answer
+from glassrag.answer.named import unnamed_refusal
 from glassrag.answer.verify import verify
 from glassrag.disclosure import disclose
 from glassrag.errors import GlassragError
@@ -216,8 +217,9 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
                 draft = semantic_answer(question, close, dense.embedder, min_score or 0.0,
                                         settings)
         if draft.status == ANSWERED:
-            refused = refusal(question, found, draft, dense.embedder if dense else None,
-                              min_quote_cosine, found.query_vector if same_query else None)
+            refused = unnamed_refusal(draft, found.hits, found.rare_names) or refusal(
+                question, found, draft, dense.embedder if dense else None, min_quote_cosine,
+                found.query_vector if same_query else None)
             if refused is None:
                 return ANSWERED, draft
         else:

@@ -276,10 +276,12 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         lists = [hits] if mode != "dense" else [hits[:n] for n in range(1, len(hits) + 1)]
         for subset in lists:
             out.extractive[tuple(h.chunk.chunk_id for h in subset)] = {
-                t: _extractive(question, subset, settings, t) for t in coverages}
+                t: _extractive(question, subset, settings, t, found.rare_names)
+                for t in coverages}
         if req.dense is not None and mode in DENSE_MODES:
             once = _QuestionOnce(req.dense.embedder)
-            out.semantic = [_semantic(question, hit, hits, once, settings) for hit in hits]
+            out.semantic = [_semantic(question, hit, hits, once, settings, found.rare_names)
+                            for hit in hits]
             if len(out.candidates) > 1:  # a margin to fall short of
                 _quote_cosines(out, once)
     except GlassragError as exc:  # recorded as ask would report it; the sweep goes on
@@ -324,10 +326,13 @@ def _refusal(question: DocsQuestion) -> Answer:
                   question=question.question)
 
 
-def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit]) -> Row | None:
+def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit],
+              rare_names: Sequence[tuple[str, ...]] = ()) -> Row | None:
+    from glassrag.answer.named import unquoted_name
     from glassrag.answer.verify import verify
 
-    if draft.status != ANSWERED:
+    # What status_and_draft() refuses whatever the thresholds: a quote missing a rare name.
+    if draft.status != ANSWERED or unquoted_name(draft, evidence, rare_names) is not None:
         return None
     checked = verify(draft, list(evidence))
     if not checked.ok:
@@ -341,14 +346,14 @@ def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit]) -> 
 
 
 def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSettings,
-                threshold: float) -> Row | None:
+                threshold: float, rare_names: Sequence[tuple[str, ...]] = ()) -> Row | None:
     from glassrag.answer.extractive import extractive_answer
 
     if not hits:
         return None
     draft = extractive_answer(question.question, hits,
                               settings.model_copy(update={"min_coverage": threshold}))
-    return _verified(question, draft, hits)
+    return _verified(question, draft, hits, rare_names)
 
 
 class _QuestionOnce:
@@ -376,13 +381,14 @@ class _QuestionOnce:
 
 
 def _semantic(question: DocsQuestion, hit: Hit, hits: Sequence[Hit], embedder: Any,
-              settings: AnswerSettings) -> tuple[float, Row]:
+              settings: AnswerSettings, rare_names: Sequence[tuple[str, ...]] = (),
+              ) -> tuple[float, Row]:
     """The sentence of ``hit`` closest in meaning to the question, and its cosine."""
     from glassrag.answer.extractive import semantic_answer
 
     draft = semantic_answer(question.question, [hit], embedder, -1.0, settings)
     similarity = float(draft.notes.get("best_similarity", -1.0))
-    return similarity, _verified(question, draft, hits) or {}
+    return similarity, _verified(question, draft, hits, rare_names) or {}
 
 
 # -- sweeping ------------------------------------------------------------------------------

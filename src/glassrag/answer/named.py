@@ -1,0 +1,55 @@
+"""The named-thing check: an answer must quote a chunk that names what the question names,
+when only a few readable chunks name it.
+
+A question about a rare thing ("the default page size of Node's built-in SQLite module",
+when a single page mentions SQLite) is answered only by one of the chunks that mention it.
+A quote from any other chunk covers the question's common words and answers a different
+question, however well it scores. Names that many chunks hold (the project's own name, a
+platform) stay out of it: a right answer need not repeat them. The counts
+(:attr:`~glassrag.retrieval.search.Retrieval.rare_names`) and the quoted chunks are both
+of what the principal may read, so a hidden document never decides the check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from glassrag.answer.passages import heading_terms
+from glassrag.records import NO_EVIDENCE, Draft, Hit
+from glassrag.text.analysis import analyze
+
+__all__ = ["unquoted_name", "unnamed_refusal"]
+
+
+def unquoted_name(draft: Draft, hits: Sequence[Hit],
+                  rare_names: Sequence[tuple[str, ...]]) -> str | None:
+    """The first of ``rare_names`` (each given as the terms it may appear as) that the chunk
+    of the draft's first quote does not hold in its text, heading path or title, or None.
+    The first quote is the one that answers; a further one only adds to it, so a line that
+    merely mentions the name (a release note) does not make an answer of a quote about
+    something else."""
+    if not rare_names or not draft.citations:
+        return None
+    first = draft.citations[0].chunk_id
+    chunk = next((h.chunk for h in hits if h.chunk.chunk_id == first), None)
+    if chunk is None:
+        return rare_names[0][0]
+    held = set(analyze(chunk.text)) | heading_terms(chunk)
+    return next((name[0] for name in rare_names if not held.intersection(name)), None)
+
+
+def unnamed_refusal(draft: Draft, hits: Sequence[Hit],
+                    rare_names: Sequence[tuple[str, ...]]) -> Draft | None:
+    """The ``no_evidence`` draft for an answered ``draft`` whose quotes miss a rare name
+    (:func:`unquoted_name`), with the reason in its notes; None when it may be shown."""
+    name = unquoted_name(draft, hits, rare_names)
+    if name is None:
+        return None
+    notes: dict[str, object] = {
+        "reason": f"the question names {name!r}, which only a few readable chunks hold, and "
+                  "the answering quote is from none of them",
+        "rare_name": name,
+        "refused_chunks": [c.chunk_id for c in draft.citations],
+    }
+    return Draft(status=NO_EVIDENCE, text="", citations=(), answerer=draft.answerer,
+                 notes=notes)
