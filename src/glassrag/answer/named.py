@@ -40,8 +40,9 @@ def unquoted_name(draft: Draft, hits: Sequence[Hit],
 
 def unnamed_refusal(draft: Draft, hits: Sequence[Hit],
                     rare_names: Sequence[tuple[str, ...]]) -> Draft | None:
-    """The ``no_evidence`` draft for an answered ``draft`` whose quotes miss a rare name
-    (:func:`unquoted_name`), with the reason in its notes; None when it may be shown."""
+    """The ``no_evidence`` draft for an answered ``draft`` whose first quote's chunk lacks a
+    rare name (:func:`unquoted_name`), with the reason in its notes; None when it may be
+    shown."""
     name = unquoted_name(draft, hits, rare_names)
     if name is None:
         return None
