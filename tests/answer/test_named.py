@@ -83,21 +83,25 @@ def test_the_chunk_naming_it_still_answers(kb: KnowledgeBase) -> None:
     assert answer.status == "answered" and "Quasar" in answer.answer
 
 
-def _hit(chunk_id: str, text: str, heading: str = "") -> Hit:
-    chunk = Chunk(chunk_id=chunk_id, doc_id="d", ordinal=0, text=text, line_start=1,
+def _hit(chunk_id: str, text: str, heading: str = "", doc_id: str = "d") -> Hit:
+    chunk = Chunk(chunk_id=chunk_id, doc_id=doc_id, ordinal=0, text=text, line_start=1,
                   line_end=1, char_start=0, char_end=len(text), heading=heading,
                   roles=("public",), doc_version=1, content_hash="h", title="Guide")
     return Hit(chunk=chunk, score=1.0)
 
 
 def test_unquoted_name_reads_the_cited_chunks_text_heading_and_title() -> None:
-    hits = [_hit("a", "It writes files."), _hit("b", "Nothing here.", heading="Quasar")]
+    hits = [_hit("a", "It writes files."), _hit("b", "Nothing here.", heading="Quasar"),
+            _hit("c", "Quasar 2 is out.", doc_id="news")]
     quoting = lambda *ids: Draft(status="answered", text="", citations=tuple(  # noqa: E731
         DraftCitation(i, "x") for i in ids))
     assert unquoted_name(quoting("a"), hits, [("quasar",)]) == "quasar"
-    assert unquoted_name(quoting("a", "b"), hits, [("quasar",)]) == "quasar"  # an addition
+    # A quote from another document only adds to the answer; one from the same page (its
+    # title line quoted first, the section after it) is part of it.
+    assert unquoted_name(quoting("a", "c"), hits, [("quasar",)]) == "quasar"
+    assert unquoted_name(quoting("a", "b"), hits, [("quasar",)]) is None
     assert unquoted_name(quoting("b"), hits, [("quasar",)]) is None  # named by its heading
-    assert unquoted_name(quoting("b", "a"), hits, [("quasar",)]) is None
+    assert unquoted_name(quoting("c", "a"), hits, [("quasar",)]) is None
     assert unquoted_name(quoting("a"), hits, [("guid",)]) is None  # by the page's title
     assert unquoted_name(quoting("a"), hits, [("fs.readfile", "readfil"), ("writ",)]) \
         == "fs.readfile"

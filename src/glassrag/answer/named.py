@@ -23,26 +23,31 @@ __all__ = ["unquoted_name", "unnamed_refusal"]
 
 def unquoted_name(draft: Draft, hits: Sequence[Hit],
                   rare_names: Sequence[tuple[str, ...]]) -> str | None:
-    """The first of ``rare_names`` (each given as the terms it may appear as) that the chunk
-    of the draft's first quote does not hold in its text, heading path or title, or None.
-    The first quote is the one that answers; a further one only adds to it, so a line that
-    merely mentions the name (a release note) does not make an answer of a quote about
-    something else."""
+    """The first of ``rare_names`` (each given as the terms it may appear as) that no cited
+    chunk of the first quote's document holds in its text, heading path or title, or None.
+    The first quote is the one that answers (or its page's title line, quoted before it); a
+    quote from another document only adds to it, so a line that merely mentions the name (a
+    release note) does not make an answer of a quote about something else."""
     if not rare_names or not draft.citations:
         return None
-    first = draft.citations[0].chunk_id
-    chunk = next((h.chunk for h in hits if h.chunk.chunk_id == first), None)
-    if chunk is None:
+    chunks = {h.chunk.chunk_id: h.chunk for h in hits}
+    first = chunks.get(draft.citations[0].chunk_id)
+    if first is None:
         return rare_names[0][0]
-    held = set(analyze(chunk.text)) | heading_terms(chunk)
+    held: set[str] = set()
+    for chunk_id in dict.fromkeys(c.chunk_id for c in draft.citations):
+        chunk = chunks.get(chunk_id)
+        if chunk is not None and chunk.doc_id == first.doc_id:
+            held.update(analyze(chunk.text))
+            held |= heading_terms(chunk)
     return next((name[0] for name in rare_names if not held.intersection(name)), None)
 
 
 def unnamed_refusal(draft: Draft, hits: Sequence[Hit],
                     rare_names: Sequence[tuple[str, ...]]) -> Draft | None:
-    """The ``no_evidence`` draft for an answered ``draft`` whose first quote's chunk lacks a
-    rare name (:func:`unquoted_name`), with the reason in its notes; None when it may be
-    shown."""
+    """The ``no_evidence`` draft for an answered ``draft`` whose first quote's page lacks a
+    rare name in its cited chunks (:func:`unquoted_name`), with the reason in its notes; None
+    when it may be shown."""
     name = unquoted_name(draft, hits, rare_names)
     if name is None:
         return None
