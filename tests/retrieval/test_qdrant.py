@@ -336,3 +336,21 @@ def test_a_name_no_readable_chunk_holds_refuses_as_on_the_embedded_index(
     assert finance.status == "answered"
     nobody = qdrant_kb.ask("Does the shared folder sync with Dropbox?", principal=PUBLIC)
     assert nobody.status == "no_evidence" and nobody.citations == ()
+
+
+def test_a_rare_name_outside_the_quote_refuses_as_on_the_embedded_index(
+        qdrant_kb: KnowledgeBase, tmp_path: Path) -> None:
+    # One release note names Quasar; the exporters page covers the rest of the question.
+    # Three finance pages name it too, which the public may not read.
+    qdrant_kb.ingest(write_jsonl(tmp_path / "d.jsonl", [
+        {"doc_id": "exporters", "text": "The CSV exporter writes report files to the output "
+                                        "folder, one file per run."},
+        {"doc_id": "news", "text": "Version 2.1 reads archives made by Quasar as well."},
+        *({"doc_id": f"fin-{n}", "roles": ["finance"],
+           "text": f"Quasar builds run nightly on host {n}."} for n in range(3))]))
+    question = "Which exporter writes Quasar files?"
+    public = qdrant_kb.ask(question, principal=PUBLIC)
+    assert public.status == "no_evidence" and public.citations == ()
+    # To finance four chunks name Quasar: a common word, so the exporters line answers.
+    finance = qdrant_kb.ask(question, principal=Principal("f", roles=["finance"]))
+    assert finance.status == "answered" and "CSV exporter" in finance.answer
