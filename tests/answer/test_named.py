@@ -103,8 +103,14 @@ def test_unquoted_name_reads_the_cited_chunks_text_heading_and_title() -> None:
     assert unquoted_name(quoting("b"), hits, [("quasar",)]) is None  # named by its heading
     assert unquoted_name(quoting("c", "a"), hits, [("quasar",)]) is None
     assert unquoted_name(quoting("a"), hits, [("guid",)]) is None  # by the page's title
-    assert unquoted_name(quoting("a"), hits, [("fs.readfile", "readfil"), ("writ",)]) \
+    assert unquoted_name(quoting("a"), hits, [("fs.readfile", "readfil"), ("nowher",)]) \
         == "fs.readfile"
+    # One of two rare names is enough (a question may misspell the other).
+    assert unquoted_name(quoting("a"), hits, [("fs.readfile",), ("file",)]) is None
+    # A Latin name of five letters or more is held by a word it begins, not a shorter one.
+    derived = [_hit("d", "The Brazilian forest shrank. It has gone.")]
+    assert unquoted_name(quoting("d"), derived, [("brazil",)]) is None
+    assert unquoted_name(quoting("d"), derived, [("go",)]) == "go"
     assert unquoted_name(quoting("a"), hits, []) is None
 
 

@@ -20,14 +20,21 @@ from glassrag.text.analysis import analyze
 
 __all__ = ["unquoted_name", "unnamed_refusal"]
 
+# A Latin name this long is held by a word it begins, its derived form: "Brazil" by
+# "Brazilian", "Kotlin" by "KotlinCompile". Shorter ones begin unrelated words ("Go",
+# "gone").
+DERIVED_MIN_CHARS = 5
+
 
 def unquoted_name(draft: Draft, hits: Sequence[Hit],
                   rare_names: Sequence[tuple[str, ...]]) -> str | None:
-    """The first of ``rare_names`` (each given as the terms it may appear as) that no cited
-    chunk of the first quote's document holds in its text, heading path or title, or None.
-    The first quote is the one that answers (or its page's title line, quoted before it); a
-    quote from another document only adds to it, so a line that merely mentions the name (a
-    release note) does not make an answer of a quote about something else."""
+    """The first of ``rare_names`` (each given as the terms it may appear as) when the cited
+    chunks of the first quote's document hold none of them in their text, heading path or
+    title, or None. The first quote is the one that answers (or its page's title line,
+    quoted before it); a quote from another document only adds to it, so a line that merely
+    mentions the name (a release note) does not make an answer of a quote about something
+    else. One rare name held is enough: a question that misspells one of two ("The Mark of
+    Anarchy") is still about the page holding the other."""
     if not rare_names or not draft.citations:
         return None
     chunks = {h.chunk.chunk_id: h.chunk for h in hits}
@@ -40,14 +47,25 @@ def unquoted_name(draft: Draft, hits: Sequence[Hit],
         if chunk is not None and chunk.doc_id == first.doc_id:
             held.update(analyze(chunk.text))
             held |= heading_terms(chunk)
-    return next((name[0] for name in rare_names if not held.intersection(name)), None)
+    if any(_holds(held, name) for name in rare_names):
+        return None
+    return rare_names[0][0]
+
+
+def _holds(held: set[str], name: tuple[str, ...]) -> bool:
+    """Whether ``held`` has one of the name's forms, or a word it begins for a Latin form of
+    :data:`DERIVED_MIN_CHARS` letters or more ("Brazil" in "the Brazilian Amazon")."""
+    if held.intersection(name):
+        return True
+    long = [f for f in name if len(f) >= DERIVED_MIN_CHARS and f.isascii() and f.isalpha()]
+    return bool(long) and any(w.startswith(f) for w in held for f in long)
 
 
 def unnamed_refusal(draft: Draft, hits: Sequence[Hit],
                     rare_names: Sequence[tuple[str, ...]]) -> Draft | None:
-    """The ``no_evidence`` draft for an answered ``draft`` whose first quote's page lacks a
-    rare name in its cited chunks (:func:`unquoted_name`), with the reason in its notes; None
-    when it may be shown."""
+    """The ``no_evidence`` draft for an answered ``draft`` whose first quote's page lacks
+    every rare name in its cited chunks (:func:`unquoted_name`), with the reason in its
+    notes; None when it may be shown."""
     name = unquoted_name(draft, hits, rare_names)
     if name is None:
         return None
