@@ -25,6 +25,7 @@ from glassrag.answer.passages import (
     title_unit,
     units,
     value_kind,
+    written_short_or_long,
 )
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
@@ -272,7 +273,8 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     preference adds the shape of an answer: a literal value when the question asks for one,
     prose over code, a hit scored near the best one."""
     total = sum(weights[t] for t in terms) or 1.0
-    held = frozenset(t for t in terms if t in unit.terms) | _abbreviated(terms, unit.terms)
+    held = frozenset(t for t in terms if t in unit.terms) | written_short_or_long(terms,
+                                                                                  unit.terms)
     found = sum(weights[t] for t in held)
     titled = sum(weights[t] for t in terms if t not in held and t in heading)
     near = sum(weights[t] for t in terms if t not in held and t not in heading and t in context)
@@ -288,19 +290,6 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
         preference += LITERAL_BONUS
     preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
     return _Scored(unit, share, preference, unit.terms | held, found / total)
-
-
-def _abbreviated(terms: list[str], words: frozenset[str]) -> frozenset[str]:
-    """The Latin ``terms`` of five letters or more that one of ``words`` writes short or long
-    ("async" and "asynchronous", "config" and "configuration": one is the start of the
-    other). Stemming joins inflections, not shortenings."""
-    wanted = [t for t in terms if len(t) >= 5 and t not in words and t.isascii() and t.isalpha()]
-    if not wanted:
-        return frozenset()
-    long = [w for w in words if len(w) >= 5 and w.isascii() and w.isalpha()]
-    starts = {w[:5] for w in long}
-    return frozenset(t for t in wanted if t[:5] in starts
-                     and any(w.startswith(t) or t.startswith(w) for w in long))
 
 
 def _shares_words(terms: list[str], held: frozenset[str], heading: frozenset[str],

@@ -14,16 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from glassrag.answer.passages import heading_terms
+from glassrag.answer.passages import heading_terms, written_short_or_long
 from glassrag.records import NO_EVIDENCE, Draft, Hit
 from glassrag.text.analysis import analyze
 
 __all__ = ["unquoted_name", "unnamed_refusal"]
-
-# A Latin name this long is held by a word it begins, its derived form: "Brazil" by
-# "Brazilian", "Kotlin" by "KotlinCompile". Shorter ones begin unrelated words ("Go",
-# "gone").
-DERIVED_MIN_CHARS = 5
 
 
 def unquoted_name(draft: Draft, hits: Sequence[Hit],
@@ -47,18 +42,10 @@ def unquoted_name(draft: Draft, hits: Sequence[Hit],
         if chunk is not None and chunk.doc_id == first.doc_id:
             held.update(analyze(chunk.text))
             held |= heading_terms(chunk)
-    if any(_holds(held, name) for name in rare_names):
+    # A name's form may also be written longer or shorter ("Brazil", "the Brazilian Amazon").
+    if any(held.intersection(name) or written_short_or_long(name, held) for name in rare_names):
         return None
     return rare_names[0][0]
-
-
-def _holds(held: set[str], name: tuple[str, ...]) -> bool:
-    """Whether ``held`` has one of the name's forms, or a word it begins for a Latin form of
-    :data:`DERIVED_MIN_CHARS` letters or more ("Brazil" in "the Brazilian Amazon")."""
-    if held.intersection(name):
-        return True
-    long = [f for f in name if len(f) >= DERIVED_MIN_CHARS and f.isascii() and f.isalpha()]
-    return bool(long) and any(w.startswith(f) for w in held for f in long)
 
 
 def unnamed_refusal(draft: Draft, hits: Sequence[Hit],

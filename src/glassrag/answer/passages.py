@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from glassrag.records import Chunk, Hit
@@ -196,6 +196,19 @@ def seeks_literal(question: str) -> bool:
     """Whether ``question`` asks what, which, how, where or the default (in English, Chinese
     or Japanese), whose answers are usually a literal value, rather than yes or no."""
     return _SEEKS_LITERAL.search(question) is not None
+
+
+def written_short_or_long(terms: Sequence[str], words: Collection[str]) -> frozenset[str]:
+    """The Latin ``terms`` of five letters or more that one of ``words`` writes short or long
+    ("async" and "asynchronous", "config" and "configuration": one is the start of the
+    other). Stemming joins inflections, not shortenings."""
+    wanted = [t for t in terms if len(t) >= 5 and t not in words and t.isascii() and t.isalpha()]
+    if not wanted:
+        return frozenset()
+    long = [w for w in words if len(w) >= 5 and w.isascii() and w.isalpha()]
+    starts = {w[:5] for w in long}
+    return frozenset(t for t in wanted if t[:5] in starts
+                     and any(w.startswith(t) or t.startswith(w) for w in long))
 
 
 def heading_terms(chunk: Chunk) -> frozenset[str]:

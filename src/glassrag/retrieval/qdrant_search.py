@@ -141,7 +141,7 @@ class _Scope:
 def readable_counts(store: Store, index: QdrantIndex,
                     principal: Principal) -> Callable[[list[str]], list[int]]:
     """How many chunks ``principal`` may read hold each of some terms (for the query's
-    unknown names, :func:`~glassrag.retrieval.search.with_unknown_names`)."""
+    unknown and rare names, :func:`~glassrag.retrieval.search.with_name_counts`)."""
     scope = _Scope(store, index, principal, conceal=False)
     return lambda terms: [scope.doc_freq(t) for t in terms]
 

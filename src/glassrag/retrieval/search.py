@@ -183,14 +183,14 @@ def retrieve(
             found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
                             vector, principal, top_k, blocked_limit,
                             only_dense=mode == Mode.DENSE, conceal=conceal)
-            found = _with_unknown_names(found, store, lexical, query, principal)
+            found = _with_name_counts(found, store, lexical, query, principal)
         return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
                                                   else ""), top_k)
     if mode == Mode.BM25:
         with guard:
             found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
                           field)
-            found = _with_unknown_names(found, store, lexical, query, principal)
+            found = _with_name_counts(found, store, lexical, query, principal)
         return _reranked(found, query, rerank, top_k)
     return _scanned(store, query, principal, top_k, mode, terms, blocked_limit, field, guard)
 
@@ -233,8 +233,8 @@ def _on_qdrant(store: Store, index: QdrantIndex, query: str, principal: Principa
                                        blocked_limit, dense, vector, dense_settings, conceal)
         if mode == Mode.BM25 and not found.query_terms:
             raise _no_terms(field)
-        retrieval = with_unknown_names(Retrieval(*found), query,
-                                       qdrant_search.readable_counts(store, index, principal))
+        retrieval = with_name_counts(Retrieval(*found), query,
+                                     qdrant_search.readable_counts(store, index, principal))
     if mode != Mode.BM25 and not rerank:
         rerank = dense_settings.rerank
     return _reranked(retrieval, query, rerank, top_k)
@@ -280,16 +280,17 @@ def _impacts_apply(lexical: LexicalIndex, terms: Sequence[str]) -> bool:
     return any(map(has_cjk, terms)) and lexical.num_docs() >= IMPACTS_MIN_DOCS
 
 
-def _with_unknown_names(found: Retrieval, store: Store, lexical: LexicalIndex, query: str,
-                        principal: Principal) -> Retrieval:
-    """``found`` with the query's names that no readable chunk holds (counted among the
-    chunks ``principal`` may read, so hidden documents never decide it)."""
-    return with_unknown_names(found, query, lambda tokens: doc_freqs(
+def _with_name_counts(found: Retrieval, store: Store, lexical: LexicalIndex, query: str,
+                      principal: Principal) -> Retrieval:
+    """``found`` with the query's names that no readable chunk holds, and those only a few
+    hold (counted among the chunks ``principal`` may read, so hidden documents never decide
+    it)."""
+    return with_name_counts(found, query, lambda tokens: doc_freqs(
         lexical, tokens, readable_sets(store, principal), set(store.rolesets())))
 
 
-def with_unknown_names(found: Retrieval, query: str,
-                       readable_counts: Callable[[list[str]], list[int]]) -> Retrieval:
+def with_name_counts(found: Retrieval, query: str,
+                     readable_counts: Callable[[list[str]], list[int]]) -> Retrieval:
     """``found`` with the query's names (:func:`~glassrag.text.analysis.name_terms`) of
     which ``readable_counts`` (how many chunks the principal may read hold each term, from
     whichever index serves the search) finds no form at all, and those it finds in at most
