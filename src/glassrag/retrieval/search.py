@@ -42,8 +42,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # Below this many chunks Tantivy's posting walks are short: no precomputed term scores.
 IMPACTS_MIN_DOCS = 20_000
 # A name that only this many readable chunks hold is the thing a question is about: a quote
-# from none of them answers something else (the Bazel generator, asked of a page on the
-# file API, when one release note is all that names Bazel). Measured on the docs QA sets,
+# from none of them answers something else (the page size of Node's SQLite module, asked of
+# a sentence on REPL defaults, when one page is all that names SQLite). Measured on the docs
+# QA sets,
 # the names that a right answer's chunks lacked were held by 13 chunks or more (the
 # project's own name, a platform), those of the near misses by one.
 RARE_NAME_CHUNKS = 2
