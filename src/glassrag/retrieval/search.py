@@ -44,9 +44,8 @@ IMPACTS_MIN_DOCS = 20_000
 # A name that only this many readable chunks hold is the thing a question is about: a quote
 # from none of them answers something else (the page size of Node's SQLite module, asked of
 # a sentence on REPL defaults, when one page is all that names SQLite). Measured on the docs
-# QA sets,
-# the names that a right answer's chunks lacked were held by 13 chunks or more (the
-# project's own name, a platform), those of the near misses by one.
+# QA sets, the names that a right answer's chunks lacked were held by 13 chunks or more
+# (the project's own name, a platform), those of the near misses by one.
 RARE_NAME_CHUNKS = 2
 # Settings for a single retriever's list, where no fusion applies.
 _SINGLE = DenseSettings()
