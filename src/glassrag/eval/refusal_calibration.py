@@ -327,7 +327,7 @@ def _refusal(question: DocsQuestion) -> Answer:
 
 
 def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit],
-              rare_names: Sequence[tuple[str, ...]] = ()) -> Row | None:
+              rare_names: Sequence[tuple[str, ...]]) -> Row | None:
     from glassrag.answer.named import unquoted_name
     from glassrag.answer.verify import verify
 
@@ -346,7 +346,7 @@ def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit],
 
 
 def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSettings,
-                threshold: float, rare_names: Sequence[tuple[str, ...]] = ()) -> Row | None:
+                threshold: float, rare_names: Sequence[tuple[str, ...]]) -> Row | None:
     from glassrag.answer.extractive import extractive_answer
 
     if not hits:
@@ -381,7 +381,7 @@ class _QuestionOnce:
 
 
 def _semantic(question: DocsQuestion, hit: Hit, hits: Sequence[Hit], embedder: Any,
-              settings: AnswerSettings, rare_names: Sequence[tuple[str, ...]] = (),
+              settings: AnswerSettings, rare_names: Sequence[tuple[str, ...]],
               ) -> tuple[float, Row]:
     """The sentence of ``hit`` closest in meaning to the question, and its cosine."""
     from glassrag.answer.extractive import semantic_answer
