@@ -70,6 +70,7 @@ def stub() -> Iterator[tuple[Stub, str]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = False  # server_close() then waits for a reply still trickling
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield script, f"http://127.0.0.1:{server.server_address[1]}/v1"

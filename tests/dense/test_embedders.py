@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any
 
@@ -205,7 +206,15 @@ def test_openai_transient_statuses_and_retry_after_dates(stub: tuple[Stub, str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     script, base = stub
     waits: list[float] = []
-    monkeypatch.setattr(time, "sleep", waits.append)
+    caller, real_sleep = threading.get_ident(), time.sleep
+
+    def wait(seconds: float) -> None:  # a stub thread left by an earlier test sleeps too
+        if threading.get_ident() == caller:
+            waits.append(seconds)
+        else:
+            real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", wait)
     # 408 and 409 are retried as the openai SDK retries them; an HTTP-date Retry-After
     # in the past means "now".
     script.reply(408, {"error": {"message": "timeout"}})
