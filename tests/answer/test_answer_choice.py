@@ -4,10 +4,15 @@ the refusal of a question naming something the documents never mention."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from glassrag.answer.extractive import extractive_answer, semantic_answer
 from glassrag.answer.passages import (
     asks_default,
     has_literal,
+    hit_standing,
     introduced_end,
     literals,
     of_kind,
@@ -382,3 +387,28 @@ def test_a_question_asking_since_which_version_wants_a_number() -> None:
     hit = make_hit("envvar/DEPLOY_KEY.rst#1", text, heading="DEPLOY_KEY", title="DEPLOY_KEY",
                    source="envvar/DEPLOY_KEY.rst")
     assert any("4.2" in q for q in quotes("Since which version does DEPLOY_KEY exist?", [hit]))
+
+
+def test_a_fused_hit_that_bm25_scored_near_the_best_stands_near_the_best() -> None:
+    # Hybrid scores fall steeply below the best (each retriever counts from a floor of its
+    # candidates): the second hit's fused score is 0.43 of the first's, its BM25 score 0.98.
+    question = "How large is the read buffer of a file stream?"
+    general = make_hit("streams#1", "Streams read data in pieces, and the read buffer of a "
+                       "stream decides how large a piece is.", heading="Streams › Buffering")
+    specific = make_hit("files#4", "* `bufferSize` {integer} The read buffer of a file "
+                        "stream, in bytes. **Default:** `65536`.", heading="Files › openStream()")
+    first = replace(general, score=1.45, scores={"bm25": 20.0, "dense": 0.87, "weighted": 1.45})
+    second = replace(specific, score=0.62,
+                     scores={"bm25": 19.6, "dense": 0.85, "weighted": 0.62})
+    assert hit_standing(second, 1.45, 20.0) == pytest.approx(0.98)
+    assert {u.chunk.chunk_id: u.standing for u in units([first, second], 5)} == {
+        "streams#1": 1.0, "files#4": pytest.approx(0.98)}
+    assert quotes(question, [first, second])[0].startswith("* `bufferSize`")
+    # A BM25 hit stands by its score alone, as does a hit only one retriever found, or
+    # one a reranker has scored since.
+    reranked = {"bm25": 19.6, "dense": 0.85, "weighted": 0.62, "rerank": 0.62}
+    assert hit_standing(replace(specific, score=0.62, scores=reranked), 1.45, 20.0) == \
+        pytest.approx(0.62 / 1.45)
+    assert hit_standing(replace(specific, score=10.0, scores={"bm25": 10.0}), 20.0, 20.0) == 0.5
+    assert hit_standing(replace(specific, score=0.3, scores={"dense": 0.9, "weighted": 0.3}),
+                        1.45, 20.0) == pytest.approx(0.3 / 1.45)

@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from glassrag.records import Chunk, Hit
+from glassrag.records import Chunk, Fusion, Hit, Mode
 from glassrag.text.analysis import analyze
 from glassrag.text.sentences import code_spans, split_sentences
 
@@ -216,18 +216,43 @@ def heading_terms(chunk: Chunk) -> frozenset[str]:
     return frozenset(analyze(f"{chunk.title}\n{chunk.heading or ''}"))
 
 
+FUSIONS = frozenset(Fusion)
+HYBRID_SCORES = frozenset({Mode.BM25, Mode.DENSE, *Fusion})
+
+
+def _ratio(score: float, best: float) -> float:
+    return min(max(score / best, 0.0), 1.0) if best > 0 else 1.0
+
+
+def hit_standing(hit: Hit, best: float, best_lexical: float) -> float:
+    """How near the hit's retrieval score comes to the best evidence's, from 0 to 1.
+
+    A fused hit takes the better of its fused and its BM25 standing. Fusion spreads scores
+    out (each retriever counts from a floor of its own candidates, retrieval/fusion.py), so
+    a chunk that BM25 scored nearly as high as the best, and the embedder did not, would
+    otherwise stand as if it had barely been retrieved. Cosines are not used the same way:
+    an embedder's cosines crowd into a narrow band, which would make every hit stand near 1.
+    """
+    fused = _ratio(hit.score, best)
+    lexical = hit.scores.get(Mode.BM25)
+    if lexical is None or not set(hit.scores) & FUSIONS or not set(hit.scores) <= HYBRID_SCORES:
+        return fused  # not a hybrid hit, or one a reranker has scored since
+    return max(fused, _ratio(lexical, best_lexical))
+
+
 def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
     """The quotable units of the best ``max_hits`` hits, in hit and sentence order
     (a chunk repeated in a fused list is read once)."""
     out: list[Unit] = []
     seen: set[str] = set()
     best = max((h.score for h in evidence[:max_hits]), default=0.0)
+    best_lexical = max((h.scores.get(Mode.BM25, 0.0) for h in evidence[:max_hits]), default=0.0)
     for hit_index, hit in enumerate(evidence[:max_hits]):
         chunk = hit.chunk
         if chunk.chunk_id in seen:
             continue
         seen.add(chunk.chunk_id)
-        standing = min(max(hit.score / best, 0.0), 1.0) if best > 0 else 1.0
+        standing = hit_standing(hit, best, best_lexical)
         sentences = _sentences(chunk.text)
         for index, sentence in enumerate(sentences):
             if sentence.heading or not sentence.terms:
