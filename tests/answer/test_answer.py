@@ -190,8 +190,9 @@ def test_several_sources_render_one_line_each() -> None:
     hits = [make_hit("bags#1", "Checked bags cost 30 euros.", source="bags.md"),
             make_hit("seats#1", "Seats cost 12 euros.", source="seats.md")]
     draft = extractive_answer("What do bags and seats cost?", hits)
-    assert draft.text == ("Based on bags.md: Checked bags cost 30 euros.\n"
-                          "Based on seats.md: Seats cost 12 euros.")
+    # "Seats cost" is in the question's word order, so it is quoted first.
+    assert draft.text == ("Based on seats.md: Seats cost 12 euros.\n"
+                          "Based on bags.md: Checked bags cost 30 euros.")
 
 
 def test_render_groups_by_source_in_order_of_choice() -> None:

@@ -412,3 +412,14 @@ def test_a_fused_hit_that_bm25_scored_near_the_best_stands_near_the_best() -> No
     assert hit_standing(replace(specific, score=10.0, scores={"bm25": 10.0}), 20.0, 20.0) == 0.5
     assert hit_standing(replace(specific, score=0.3, scores={"dense": 0.9, "weighted": 0.3}),
                         1.45, 20.0) == pytest.approx(0.3 / 1.45)
+
+
+def test_the_sentence_holding_the_question_words_in_its_order_is_quoted() -> None:
+    # Both sentences hold every word of the question; only the second says them in the
+    # question's order ("close idle connections").
+    text = ("Idle clients make the server close its connections, one by one.\n\n"
+            "In the end the server will close idle connections, one by one.\n")
+    assert quotes("When does the server close idle connections?", [make_hit("net#1", text)]) \
+        == ["In the end the server will close idle connections, one by one."]
+    [unit] = [u for u in units([make_hit("net#1", text)], 5) if u.start > 0 and u.size == 1]
+    assert ("close", "idl") in unit.pairs and ("idl", "connect") in unit.pairs

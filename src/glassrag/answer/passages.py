@@ -121,6 +121,7 @@ class Unit:
     literals: tuple[str, ...]  # the literal values it holds, casefolded
     size: int  # sentences in the unit
     standing: float = 1.0  # its hit's retrieval score over the best hit's (0 to 1)
+    pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent analysed terms
 
     @property
     def text(self) -> str:
@@ -136,6 +137,7 @@ class _Sentence:
     code: bool
     heading: bool
     asks: bool  # a question (a FAQ entry): what follows it answers it
+    tokens: tuple[str, ...] = ()  # its analysed terms in order
 
 
 def literals(text: str) -> tuple[str, ...]:
@@ -296,7 +298,8 @@ def title_unit(unit: Unit) -> Unit | None:
     end = closing.start() if closing is not None else heading.end
     if end <= start:
         return None
-    part = _Sentence(start, end, heading.terms, heading.block, False, True, False)
+    part = _Sentence(start, end, heading.terms, heading.block, False, True, False,
+                     heading.tokens)
     return _unit(unit.hit_index, index, chunk, [part], unit.standing)
 
 
@@ -320,9 +323,16 @@ def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[_Sentence],
     stop = introduced_end(chunk.text, end)
     if stop > end:
         terms |= frozenset(analyze(chunk.text[end:stop]))
+    tokens = [t for p in parts for t in p.tokens]
     return Unit(hit_index, index, chunk, start, end, terms, parts[0].block,
                 all(p.code for p in parts), literals(chunk.text[start:end]), len(parts),
-                standing)
+                standing, term_pairs(tokens))
+
+
+def term_pairs(tokens: Sequence[str]) -> frozenset[tuple[str, str]]:
+    """The adjacent pairs of a sequence of analysed terms: word order, which a set of terms
+    forgets ("current directory and below" holds ("current", "directori"))."""
+    return frozenset(zip(tokens, tokens[1:], strict=False))
 
 
 @functools.lru_cache(maxsize=256)
@@ -351,9 +361,10 @@ def _sentences(text: str) -> tuple[_Sentence, ...]:
             or _FENCE.match(piece)
         ):
             block += 1
-        terms = frozenset() if _FENCE.match(piece) else frozenset(analyze(piece))
+        tokens = () if _FENCE.match(piece) else tuple(analyze(piece))
         asks = not is_code and _ASKS.search(piece) is not None
-        out.append(_Sentence(start, end, terms, block, is_code, is_heading, asks))
+        out.append(_Sentence(start, end, frozenset(tokens), block, is_code, is_heading, asks,
+                             tokens))
         previous_end, previous_code = end, is_code
     return tuple(out)
 
