@@ -368,9 +368,10 @@ def test_asked_for_the_default_the_stated_default_outranks_a_value_in_a_better_h
                         "is passed to `pipe.open()`.\n", source="guide.md")
     reference = make_hit("pipe.md#9", "* `bufferSize` {integer} **Default:** `16 * 1024`\n",
                          heading="Pipes › pipe.open(path[, options])", source="pipe.md")
-    reference = Hit(chunk=reference.chunk, score=0.75)
-    assert quotes("What is the default bufferSize of pipe.open()?", [tutorial, reference])[0] \
-        == "* `bufferSize` {integer} **Default:** `16 * 1024`"
+    for score in (0.75, 0.65):  # at 0.65 the tutorial is still quoted with a 0.1 bonus
+        lower = Hit(chunk=reference.chunk, score=score)
+        assert quotes("What is the default bufferSize of pipe.open()?", [tutorial, lower])[0] \
+            == "* `bufferSize` {integer} **Default:** `16 * 1024`"
 
 
 def test_a_synopsis_placeholder_is_not_a_literal_value() -> None:

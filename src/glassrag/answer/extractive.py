@@ -54,6 +54,10 @@ CONTEXT_CREDIT = 0.0
 # one shaped like an answer is quoted: a literal value when the question asks for one, prose
 # over a line of code, a hit retrieval scored near the best one, one sentence over two.
 LITERAL_BONUS = 0.1
+# Added for a unit stating a default when the question asks for one, on top of the literal
+# bonus: "Default: `64 * 1024`" is the answer's shape, a tutorial's "less than 64 KiB" with
+# more of the question's words is not. 0.15-0.3 scored alike (benchmarks/RESULTS.md).
+DEFAULT_BONUS = 0.2
 CODE_FACTOR = 0.8
 # Times (1 - the hit's score over the best hit's): retrieval is the better judge of which
 # passage is about the question, sentence coverage of which sentence in it answers.
@@ -295,7 +299,7 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     if valued:
         preference += LITERAL_BONUS
     if stated_default:
-        preference += LITERAL_BONUS
+        preference += DEFAULT_BONUS
     preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
     if pairs:
         preference += PHRASE_WEIGHT * len(pairs & unit.pairs) / len(pairs)
