@@ -8,6 +8,7 @@ the sentence that carries the specific facts wins over one that merely repeats t
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -56,7 +57,8 @@ CONTEXT_CREDIT = 0.0
 LITERAL_BONUS = 0.1
 # Added for a unit stating a default when the question asks for one, on top of the literal
 # bonus: "Default: `64 * 1024`" is the answer's shape, a tutorial's "less than 64 KiB" with
-# more of the question's words is not. 0.15-0.3 scored alike (benchmarks/RESULTS.md).
+# more of the question's words is not. 0.2 and 0.3 scored alike, 0.15 gained less
+# (benchmarks/RESULTS.md).
 DEFAULT_BONUS = 0.2
 CODE_FACTOR = 0.8
 # Times (1 - the hit's score over the best hit's): retrieval is the better judge of which
@@ -77,12 +79,19 @@ NOTED_CANDIDATES = 10
 _LETTER_ABBREVIATION = re.compile(r"(?<![\w.])(?:[A-Za-z]\.){2,}(?![\w.])")
 
 
+@functools.lru_cache(maxsize=64)
+def _question_tokens(question: str) -> tuple[str, ...]:
+    """The question analysed, without letter abbreviations such as "e.g.", in order: its
+    terms and its word pairs come from this one analysis."""
+    return tuple(analyze(_LETTER_ABBREVIATION.sub(" ", question)))
+
+
 def question_terms(question: str) -> list[str]:
     """The question's distinct terms the answerer weighs: its analysed terms without the
     Japanese particle bigrams (:func:`~glassrag.text.analysis.is_particle`) and the Chinese
     question words (:func:`~glassrag.text.analysis.is_question_word`), unless that would
     leave none, and without letter abbreviations such as "e.g."."""
-    terms = unique_terms(analyze(_LETTER_ABBREVIATION.sub(" ", question)))
+    terms = unique_terms(list(_question_tokens(question)))
     return [t for t in terms if not is_particle(t) and not is_question_word(t)] or terms
 
 
@@ -201,7 +210,7 @@ def _ranked(question: str, terms: list[str], weights: dict[str, float],
     # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
     default = valued and asks_default(question)
     contexts = _contexts(candidates)
-    pairs = term_pairs(analyze(_LETTER_ABBREVIATION.sub(" ", question)))
+    pairs = term_pairs(_question_tokens(question))
     return sorted(
         (_scored(terms, weights, c, *contexts[c.chunk.chunk_id],
                  valued and _new_literal(c, asked),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from glassrag.records import Chunk, Fusion, Hit, Mode
 from glassrag.text.analysis import analyze
@@ -218,8 +218,8 @@ def heading_terms(chunk: Chunk) -> frozenset[str]:
     return frozenset(analyze(f"{chunk.title}\n{chunk.heading or ''}"))
 
 
-FUSIONS = frozenset(Fusion)
-HYBRID_SCORES = frozenset({Mode.BM25, Mode.DENSE, *Fusion})
+_FUSIONS = frozenset(Fusion)
+_HYBRID_SCORES = frozenset({Mode.BM25, Mode.DENSE, *Fusion})
 
 
 def _ratio(score: float, best: float) -> float:
@@ -236,10 +236,10 @@ def hit_standing(hit: Hit, best: float, best_lexical: float) -> float:
     an embedder's cosines crowd into a narrow band, which would make every hit stand near 1.
     """
     fused = _ratio(hit.score, best)
-    lexical = hit.scores.get(Mode.BM25)
-    if lexical is None or not set(hit.scores) & FUSIONS or not set(hit.scores) <= HYBRID_SCORES:
+    names = hit.scores.keys()
+    if Mode.BM25 not in names or names.isdisjoint(_FUSIONS) or not names <= _HYBRID_SCORES:
         return fused  # not a hybrid hit, or one a reranker has scored since
-    return max(fused, _ratio(lexical, best_lexical))
+    return max(fused, _ratio(hit.scores[Mode.BM25], best_lexical))
 
 
 def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
@@ -298,8 +298,7 @@ def title_unit(unit: Unit) -> Unit | None:
     end = closing.start() if closing is not None else heading.end
     if end <= start:
         return None
-    part = _Sentence(start, end, heading.terms, heading.block, False, True, False,
-                     heading.tokens)
+    part = replace(heading, start=start, end=end, asks=False)
     return _unit(unit.hit_index, index, chunk, [part], unit.standing)
 
 
