@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glassrag.answer.dense_gate import NO_RESCUE, refusal
-from glassrag.answer.extractive import extractive_answer, semantic_answer
+from glassrag.answer.extractive import extractive_answer
 from glassrag.answer.named import unnamed_refusal
+from glassrag.answer.semantic import semantic_answer
 from glassrag.answer.verify import verify
 from glassrag.disclosure import disclose
 from glassrag.errors import GlassragError

@@ -9,11 +9,11 @@ from pydantic import ValidationError
 
 from glassrag.answer.extractive import (
     AnswerSettings,
-    coverage,
     extractive_answer,
     render,
     split_sentences,
 )
+from glassrag.answer.scoring import coverage
 from glassrag.errors import InvalidInput
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
 

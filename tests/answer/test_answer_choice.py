@@ -8,17 +8,17 @@ from dataclasses import replace
 
 import pytest
 
-from glassrag.answer.extractive import extractive_answer, semantic_answer
-from glassrag.answer.passages import (
+from glassrag.answer.blocks import introduced_end
+from glassrag.answer.extractive import extractive_answer
+from glassrag.answer.passages import hit_standing, units
+from glassrag.answer.semantic import semantic_answer
+from glassrag.answer.values import (
     asks_default,
     has_literal,
-    hit_standing,
-    introduced_end,
     literals,
     of_kind,
     seeks_literal,
     states_default,
-    units,
     value_kind,
 )
 from glassrag.dense.hash_embedder import HashEmbedder
@@ -282,7 +282,7 @@ def test_a_question_about_what_holds_when_nothing_is_set_gets_the_default_line()
 
 
 def test_a_letter_abbreviation_in_the_question_is_not_one_of_its_terms() -> None:
-    from glassrag.answer.extractive import question_terms
+    from glassrag.answer.scoring import question_terms
 
     assert question_terms("How do I keep a block unwrapped, e.g. a table?") == question_terms(
         "How do I keep a block unwrapped, a table?")
@@ -295,7 +295,7 @@ def test_a_letter_abbreviation_in_the_question_is_not_one_of_its_terms() -> None
 
 
 def test_chinese_question_words_are_not_terms_the_answer_must_hold() -> None:
-    from glassrag.answer.extractive import question_terms
+    from glassrag.answer.scoring import question_terms
 
     assert not {"哪个", "多少", "几次"} & set(question_terms("哪个参数决定重试几次，默认是多少？"))
     text = "归档默认关闭。设置 archiveCompress=true 可以开启压缩归档。\n"

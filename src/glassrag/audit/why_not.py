@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from glassrag.answer.extractive import AnswerSettings, coverage, extractive_answer, split_sentences
+from glassrag.answer.extractive import AnswerSettings, extractive_answer, split_sentences
+from glassrag.answer.scoring import coverage
 from glassrag.audit import failure_log
 from glassrag.errors import InvalidInput
 from glassrag.pipeline import validate

@@ -384,7 +384,7 @@ def _semantic(question: DocsQuestion, hit: Hit, hits: Sequence[Hit], embedder: A
               settings: AnswerSettings, rare_names: Sequence[tuple[str, ...]],
               ) -> tuple[float, Row]:
     """The sentence of ``hit`` closest in meaning to the question, and its cosine."""
-    from glassrag.answer.extractive import semantic_answer
+    from glassrag.answer.semantic import semantic_answer
 
     draft = semantic_answer(question.question, [hit], embedder, -1.0, settings)
     similarity = float(draft.notes.get("best_similarity", -1.0))

@@ -1,0 +1,191 @@
+"""The sentences of a chunk as the answerer reads them: in blocks, with the headings and code
+lines marked, and the block that a sentence ending in ":" introduces.
+
+A block is a paragraph, a list item, a table, a code block or a heading; two sentences of one
+block may be quoted together, two of different blocks never. Everything here is a pure
+function of the chunk text, so quotes stay verbatim slices of it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from glassrag.text.analysis import analyze
+from glassrag.text.sentences import code_spans, split_sentences
+
+# The most characters of a block a sentence ending in ":" brings into its quote; a longer
+# block is cut at a line end (the quote stays a verbatim slice).
+MAX_INTRODUCED_CHARS = 480
+# Lines that open a block of their own: the next line after a sentence ending in ":".
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|\|)")
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
+_ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+_ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
+_ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
+_ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a chunk: its span, analysed terms and block, and what kind of line."""
+
+    start: int
+    end: int
+    terms: frozenset[str]
+    block: int
+    code: bool
+    heading: bool
+    asks: bool  # a question (a FAQ entry): what follows it answers it
+    tokens: tuple[str, ...] = ()  # its analysed terms in order
+
+
+@functools.lru_cache(maxsize=256)
+def sentences(text: str) -> tuple[Sentence, ...]:
+    """Sentences with their block number: consecutive sentences share a block unless a
+    blank line, a line that starts a block (list item, table row, heading, fence) or a
+    change between code and prose lies between them. Remembered per text: a chunk's units
+    and its title line (``passages.title_unit``) read the same sentences, and the best chunks
+    come back question after question."""
+    code = code_spans(text)
+    out: list[Sentence] = []
+    block = 0
+    previous_end = 0
+    previous_code: bool | None = None
+    for start, end in split_sentences(text, semicolons=True):
+        piece = text[start:end]
+        line_start = text.rfind("\n", 0, start) + 1
+        is_code = any(a <= start < b for a, b in code)
+        heading = not is_code and is_heading(text, start, end, line_start)
+        gap = text[previous_end:start]
+        new_line = "\n" in gap
+        if out and (
+            "\n\n" in gap.replace(" ", "").replace("\t", "")
+            or is_code or previous_code or heading or out[-1].heading
+            or (new_line and _LIST_ITEM.match(text, line_start))
+            or _FENCE.match(piece)
+        ):
+            block += 1
+        tokens = () if _FENCE.match(piece) else tuple(analyze(piece))
+        asks = not is_code and _ASKS.search(piece) is not None
+        out.append(Sentence(start, end, frozenset(tokens), block, is_code, heading, asks,
+                             tokens))
+        previous_end, previous_code = end, is_code
+    return tuple(out)
+
+
+def is_heading(text: str, start: int, end: int, line_start: int) -> bool:
+    """An ATX heading line, or a whole line underlined with a reST adornment, after a blank
+    line or an overline. (A sentence that shares its line with another, or the first line of a
+    ``::: tip`` container, stands above a closing ``:::`` without being a title.)"""
+    if start == line_start and _ATX_HEADING.match(text, start):
+        return True
+    line_end = text.find("\n", end)
+    if line_end < 0 or text.find("\n", start, end) >= 0 or start != line_start:
+        return False
+    above = text[text.rfind("\n", 0, line_start - 1) + 1 : line_start - 1] if line_start else ""
+    if text[end:line_end].strip() or (above.strip() and not _ADORNMENT.match(above)):
+        return False
+    next_end = text.find("\n", line_end + 1)
+    underline = text[line_end + 1 : next_end if next_end >= 0 else len(text)]
+    return bool(_ADORNMENT.match(underline))
+
+
+def title_span(text: str, heading: Sentence) -> tuple[int, int] | None:
+    """The title of a ``heading`` sentence of ``text``, without a Markdown heading's ``#``
+    marks (opening and closing), or None when nothing is left."""
+    marks = _ATX_HEADING.match(text, heading.start)
+    start = heading.start
+    if marks is not None:
+        start = marks.end()
+        while start < heading.end and text[start] in " \t":
+            start += 1
+    closing = _ATX_CLOSING.search(text, start, heading.end)
+    end = closing.start() if closing is not None else heading.end
+    return (start, end) if end > start else None
+
+
+def lone_code(text: str, parts: Sequence[Sentence], index: int) -> bool:
+    """Whether sentence ``index`` is the only line of a fenced code block: a command or a
+    call to type, which says nothing true on its own (``redirect(url, status_code=301)``
+    beside the prose that gives the rule)."""
+    before = parts[index - 1] if index else None
+    after = parts[index + 1] if index + 1 < len(parts) else None
+    return (before is not None and after is not None
+            and bool(_FENCE.match(text, before.start)) and bool(_FENCE.match(text, after.start)))
+
+
+def introduced_end(text: str, end: int) -> int:
+    """Where the block that the sentence ending at ``end`` introduces ends, or ``end``.
+
+    A sentence ending in ":" (or "：") introduces what follows it: a code block (to its
+    closing fence), a list or table (to the first blank line after which neither an item nor
+    a line indented deeper than the sentence follows), or an indented block such as a reST
+    directive's body. Cut at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
+    """
+    if not _introduces(text, end):
+        return end
+    lines = _lines_after(text, end)
+    if not lines:
+        return end
+    first = text[lines[0][0] : lines[0][1]]
+    fence = _FENCE.match(first)
+    base = _indent_at(text, text.rfind("\n", 0, end) + 1)
+    stop = end
+    for index, (a, b) in enumerate(lines):
+        line = text[a:b]
+        if a - end > MAX_INTRODUCED_CHARS and index:
+            break
+        if fence is not None:
+            stop = b
+            if index and line.strip().startswith(fence.group(1)[:3]):
+                break
+            continue
+        if not line.strip():
+            following = lines[index + 1] if index + 1 < len(lines) else None
+            # After a blank line the block goes on with another list item, or with a line
+            # indented deeper than the introducing sentence: a list item's code block, the
+            # body of a reST directive (".. code-block::" and its indented lines).
+            if following is None or not (_LIST_ITEM.match(text, following[0])
+                                         or _indent_at(text, following[0]) > base):
+                break
+            continue
+        if index and _ATX_HEADING.match(line):
+            break
+        stop = b
+    return stop
+
+
+def _introduces(text: str, end: int) -> bool:
+    """Whether the text before ``end`` ends in ":" or "：" (trailing spaces aside); looked at
+    from the end, since every sentence of a chunk asks."""
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return end > 0 and text[end - 1] in ":\uff1a"
+
+
+def _indent_at(text: str, line_start: int) -> int:
+    """The indentation of the line starting at ``line_start``."""
+    line_end = text.find("\n", line_start)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    return len(line) - len(line.lstrip(" \t")) if line.strip() else 0
+
+
+def _lines_after(text: str, end: int) -> list[tuple[int, int]]:
+    """(start, end) of the lines after the one holding ``end``, leading blank lines
+    skipped (the introduced block may follow one blank line)."""
+    line_end = text.find("\n", end)
+    if line_end < 0:
+        return []
+    out: list[tuple[int, int]] = []
+    pos = line_end + 1
+    while pos <= len(text):
+        nxt = text.find("\n", pos)
+        nxt = len(text) if nxt < 0 else nxt
+        out.append((pos, nxt))
+        pos = nxt + 1
+    while out and not text[out[0][0] : out[0][1]].strip():
+        out.pop(0)
+    return out

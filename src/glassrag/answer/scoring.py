@@ -1,0 +1,207 @@
+"""How the extractive answerer scores a quotable unit against the question.
+
+Coverage is the weighted share of the question's terms a unit holds (rare terms weigh more,
+by IDF over the evidence), counting its heading path's terms too: the refusal gate reads it.
+Preference is coverage plus the shape of an answer (a literal value when one is asked for,
+a stated default, prose over code, a hit that retrieval ranked near the best one, the
+question's words in its order): the choice among units reads it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from glassrag.answer.passages import Unit, heading_terms, term_pairs, written_short_or_long
+from glassrag.answer.values import asks_default, of_kind, seeks_literal, states_default
+from glassrag.text.analysis import analyze, is_particle, is_question_word, unique_terms
+
+# A question term found only in a unit's heading path or document title counts this much of
+# its weight: the section says what the sentence is about, the sentence says what is true.
+HEADING_CREDIT = 1.0
+CONTEXT_CREDIT = 0.0
+# Preference (not coverage) adjustments, so that among units covering the question alike the
+# one shaped like an answer is quoted: a literal value when the question asks for one, prose
+# over a line of code, a hit retrieval scored near the best one, one sentence over two.
+LITERAL_BONUS = 0.1
+# Added for a unit stating a default when the question asks for one, on top of the literal
+# bonus: "Default: `64 * 1024`" is the answer's shape, a tutorial's "less than 64 KiB" with
+# more of the question's words is not. 0.2 and 0.3 scored alike, 0.15 gained less
+# (benchmarks/RESULTS.md).
+DEFAULT_BONUS = 0.2
+CODE_FACTOR = 0.8
+# Times (1 - the hit's score over the best hit's): retrieval is the better judge of which
+# passage is about the question, sentence coverage of which sentence in it answers.
+STANDING_WEIGHT = 1.0
+PAIR_PENALTY = 0.02
+# Times the share of the question's adjacent term pairs that the unit holds adjacent: word
+# order tells the sentence that says what was asked ("testing for the current directory and
+# below") from one that only uses the same words. 0.1 gained answers on the docs QA sets and
+# on xquad-en; 0.2 cost a refusal (benchmarks/RESULTS.md).
+PHRASE_WEIGHT = 0.1
+
+
+# Letters joined by periods ("e.g.", "i.e.", "a.m."): an abbreviation, not a word of the
+# question. Left in, "e", "g" and "e.g" would weigh as its rarest terms, since no answer
+# holds them.
+_LETTER_ABBREVIATION = re.compile(r"(?<![\w.])(?:[A-Za-z]\.){2,}(?![\w.])")
+
+
+@functools.lru_cache(maxsize=64)
+def _question_tokens(question: str) -> tuple[str, ...]:
+    """The question analysed, without letter abbreviations such as "e.g.", in order: its
+    terms and its word pairs come from this one analysis."""
+    return tuple(analyze(_LETTER_ABBREVIATION.sub(" ", question)))
+
+
+def question_terms(question: str) -> list[str]:
+    """The question's distinct terms the answerer weighs: its analysed terms without the
+    Japanese particle bigrams (:func:`~glassrag.text.analysis.is_particle`) and the Chinese
+    question words (:func:`~glassrag.text.analysis.is_question_word`), unless that would
+    leave none, and without letter abbreviations such as "e.g."."""
+    terms = unique_terms(list(_question_tokens(question)))
+    return [t for t in terms if not is_particle(t) and not is_question_word(t)] or terms
+
+
+def coverage(
+    question_terms: list[str], sentence_terms: set[str], weights: dict[str, float]
+) -> float:
+    """Weighted share of ``question_terms`` found in ``sentence_terms`` (0.0 to 1.0).
+
+    A term missing from ``weights`` weighs 1.0; negative weights count as 0.
+    """
+    terms = unique_terms(question_terms)
+    total = sum(max(weights.get(t, 1.0), 0.0) for t in terms)
+    if total <= 0.0:
+        return 0.0
+    return sum(max(weights.get(t, 1.0), 0.0) for t in terms if t in sentence_terms) / total
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A unit as scored against the question (:func:`ranked`)."""
+
+    unit: Unit
+    coverage: float  # the refusal gate looks at this
+    preference: float  # the choice among units: coverage and the shape of an answer
+    covered: frozenset[str]
+    own: float  # the share of the question's term weight in the unit itself
+    title: bool = False  # the heading line of a section (:func:`_titled_name`)
+
+
+def _contexts(candidates: Sequence[Unit]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Per chunk: the terms of its heading path and title, and of all its sentences."""
+    out: dict[str, tuple[frozenset[str], set[str]]] = {}
+    for unit in candidates:
+        if unit.chunk.chunk_id not in out:
+            out[unit.chunk.chunk_id] = (heading_terms(unit.chunk), set())
+        out[unit.chunk.chunk_id][1].update(unit.terms)
+    return {k: (h, frozenset(t)) for k, (h, t) in out.items()}
+
+
+def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
+            heading: frozenset[str], context: frozenset[str], valued: bool,
+            stated_default: bool = False,
+            pairs: frozenset[tuple[str, str]] = frozenset()) -> Scored:
+    """Coverage counts a question term found only in the unit's heading path or title at
+    :data:`HEADING_CREDIT`: the section a sentence sits in says what it is about. The
+    preference adds the shape of an answer: a literal value when the question asks for one,
+    prose over code, a hit scored near the best one, the question's words in its order."""
+    total = sum(weights[t] for t in terms) or 1.0
+    held = frozenset(t for t in terms if t in unit.terms) | written_short_or_long(terms,
+                                                                                  unit.terms)
+    found = sum(weights[t] for t in held)
+    titled = sum(weights[t] for t in terms if t not in held and t in heading)
+    near = sum(weights[t] for t in terms if t not in held and t not in heading and t in context)
+    share = (found + HEADING_CREDIT * titled + CONTEXT_CREDIT * near) / total
+    if not _shares_words(terms, held, heading, unit.terms, min(2, len(terms))):
+        # One shared word is no evidence for a question of several ("the capital of
+        # France" against a page that happens to say "France").
+        share = 0.0
+    preference = share * (CODE_FACTOR if unit.code else 1.0)
+    if valued:
+        preference += LITERAL_BONUS
+    if stated_default:
+        preference += DEFAULT_BONUS
+    preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
+    if pairs:
+        preference += PHRASE_WEIGHT * len(pairs & unit.pairs) / len(pairs)
+    return Scored(unit, share, preference, unit.terms | held, found / total)
+
+
+def _shares_words(terms: list[str], held: frozenset[str], heading: frozenset[str],
+                  words: frozenset[str], needed: int) -> bool:
+    """Whether at least ``needed`` of the question's terms are held, in the heading, or share
+    a character with a CJK word of the unit (:func:`_shares_a_character`)."""
+    count = 0
+    for term in terms:
+        if term in held or term in heading or _shares_a_character(term, words):
+            count += 1
+            if count >= needed:
+                return True
+    return count >= needed
+
+
+def _shares_a_character(term: str, words: frozenset[str]) -> bool:
+    """Whether a Chinese or Japanese term shares a character with one of ``words``. Word
+    segmentation cuts a question apart from the text ("查物流" gives "查", the text says
+    "查看"), and words built on one character are usually about one thing ("核查", "核对":
+    to check), so for the one-shared-word rule below such a term is not a missing word."""
+    if term.isascii():
+        return False
+    return any(ch in word for word in words if not word.isascii() for ch in term)
+
+
+def ranked(question: str, terms: list[str], weights: dict[str, float],
+            candidates: Sequence[Unit]) -> list[Scored]:
+    """The candidates scored (:func:`_scored`), in preference order."""
+    valued = seeks_literal(question)
+    asked = question.casefold()
+    # Asked for the default, a value stated as the default is the answer's shape more than
+    # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
+    default = valued and asks_default(question)
+    contexts = _contexts(candidates)
+    pairs = term_pairs(_question_tokens(question))
+    return sorted(
+        (_scored(terms, weights, c, *contexts[c.chunk.chunk_id],
+                 valued and new_literal(c, asked),
+                 default and states_default(c.chunk.text[c.start:c.end]), pairs)
+         for c in candidates),
+        # A unit holding none of the question's words itself (its heading path does) comes
+        # after every unit that holds some: in a section titled with the question's words, a
+        # bare ".. versionadded:: 3.22" line covers the question as well as the sentence
+        # that answers it. Equal preference goes to the better-ranked hit, then the earlier
+        # sentence, then the shorter unit; rounding keeps float noise from overriding that.
+        key=lambda s: (not s.own, -round(s.preference, 9), s.unit.hit_index,
+                       s.unit.sentence_index, s.unit.size),
+    )
+
+
+def new_literal(unit: Unit, asked: str, kind: str = "any") -> bool:
+    """Whether the unit holds a literal value of ``kind`` the question does not already name."""
+    return any(value not in asked for value in of_kind(unit.literals, kind))
+
+
+def weights_for(
+    terms: list[str], candidates: Sequence[Unit], given: dict[str, float] | None
+) -> dict[str, float]:
+    """Each question term's weight: ``given`` (the caller's table), else BM25's IDF over the
+    candidates' sentences."""
+    if given is not None:
+        known = {t: max(float(given[t]), 0.0) for t in terms if t in given}
+    else:
+        candidates = [c for c in candidates if c.size == 1]  # each sentence counted once
+        n = len(candidates)
+        known = {}
+        for term in terms:
+            df = sum(term in c.terms for c in candidates)
+            if df:  # BM25's IDF: always positive, so a term in every sentence still counts
+                known[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    # A term without a weight (absent from the evidence or the caller's table) counts like
+    # the rarest known term: a handful of sentences says little about how rare it really
+    # is, and leftover filler words ("many") must not sink an otherwise complete answer.
+    fallback = max(known.values(), default=0.0) or 1.0
+    return {t: known.get(t, fallback) for t in terms}

@@ -1,0 +1,73 @@
+"""The semantic fallback: quote the evidence sentence closest in meaning to the question.
+
+In dense and hybrid modes a paraphrase may share no words with the sentence that answers it,
+so when no unit covers the question lexically the sentence whose embedding is nearest the
+question's is quoted instead, still verbatim and cited, with the value its section states
+when the question asks for one (chosen as :func:`~glassrag.answer.extractive.extractive_answer`
+chooses it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from glassrag.answer.extractive import render, value_for
+from glassrag.answer.passages import Unit, units
+from glassrag.answer.scoring import question_terms, ranked, weights_for
+from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
+from glassrag.settings import AnswerSettings
+
+
+def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_score: float,
+                    settings: AnswerSettings = AnswerSettings(),  # noqa: B008 - frozen
+                    ) -> Draft:
+    """Quote the evidence sentence closest in meaning to ``question`` (cosine, same embedder
+    as the dense index), for paraphrases that share no words with the answer, with the block
+    it introduces and, when it lacks the value the question asks for, the unit of its section
+    that holds it (as :func:`extractive_answer` does).
+
+    Still verbatim and cited; ``no_evidence`` when no sentence reaches ``min_score``.
+    """
+    quotable = units(evidence, settings.max_hits)
+    candidates = [u for u in quotable if u.size == 1]
+    notes: dict[str, object] = {"method": "semantic", "threshold": min_score}
+    if not candidates:
+        return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
+    # The question is a query and the sentences are passage text: asymmetric models (E5)
+    # embed the two sides differently.
+    question_vector = embedder.embed_queries([question])[0]
+    scores = embedder.embed([c.text for c in candidates]) @ question_vector
+    order = sorted(range(len(candidates)),
+                   key=lambda i: (-round(float(scores[i]), 6), candidates[i].hit_index))
+    best = candidates[order[0]]
+    notes["best_similarity"] = round(float(scores[order[0]]), 4)
+    if float(scores[order[0]]) < min_score:
+        notes["reason"] = "no sentence is close enough in meaning to the question"
+        return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
+    chosen = [best]
+    if settings.max_sentences > 1:
+        value = _semantic_value(question, best, quotable)
+        if value is not None:
+            chosen.append(value)
+    quotes = [u.quote for u in chosen]
+    return Draft(
+        status=ANSWERED,
+        text=render([(u.chunk.source or u.chunk.doc_id, q)
+                     for u, q in zip(chosen, quotes, strict=True)]),
+        citations=tuple(DraftCitation(u.chunk.chunk_id, q)
+                        for u, q in zip(chosen, quotes, strict=True)),
+        answerer="extractive", notes=notes,
+    )
+
+
+def _semantic_value(question: str, best: Unit, candidates: Sequence[Unit]) -> Unit | None:
+    """Beside the sentence closest in meaning, the unit of its section holding the value the
+    question asks for, chosen as the lexical answerer chooses it
+    (:func:`~glassrag.answer.extractive.value_for`)."""
+    section = [u for u in candidates if u.chunk.chunk_id == best.chunk.chunk_id]
+    terms = question_terms(question)
+    scored = ranked(question, terms, weights_for(terms, section, None), section)
+    first = next((s for s in scored if s.unit.start == best.start and s.unit.size == 1), None)
+    value = value_for(question, first, scored) if first is not None else None
+    return value.unit if value is not None else None

@@ -1,0 +1,141 @@
+"""Literal values: what a question asks for, and which values a sentence states.
+
+Documentation answers "what is the default", "how many" and "which option" questions with a
+literal: inline code, a number, a quoted string, a ``--flag`` or an identifier. These
+predicates read the question's shape (:func:`seeks_literal`, :func:`value_kind`,
+:func:`asks_default`) and a text's values (:func:`literals`, :func:`states_default`) in
+English, Chinese and Japanese; the answerer's preferences are built on them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+# A literal value: inline code, a number (not a list marker), a quoted string, a flag.
+_LITERAL = re.compile(
+    # reST's inline literal is ``double``: read as one value, not as the text between two.
+    r"``[^`\n]+``|`[^`\n]+`"
+    r"|(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)\d+(?:[.,]\d+)*(?![.)]\s)"
+    r"|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|\u201c[^\u201d\n]{1,60}\u201d|\u300c[^\u300d\n]{1,60}\u300d"
+    r"|(?<![A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9_-]*"
+    r"|(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z0-9]+)+|(?<![A-Za-z0-9_])[a-z]{2,}[A-Z][A-Za-z0-9]*"
+)
+# Questions that ask for a value, a name or a way (what/which/how/where, how many, the
+# default), as opposed to yes/no questions: the answer to these is usually a literal.
+_SEEKS_LITERAL = re.compile(
+    r"\b(?:what|which|how|where|when|default|defaults)\b"
+    r"|\u9ed8\u8ba4|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u5927|\u591a\u4e45|\u54ea|\u4ec0\u4e48|\u600e|\u5982\u4f55"
+    r"|\u30c7\u30d5\u30a9\u30eb\u30c8|\u3044\u304f\u3064|\u4f55|\u3069\u306e|\u3069\u308c|\u3069\u3046|\u3069\u3053|\u3069\u3093\u306a|\u65b9\u6cd5",
+    re.IGNORECASE,
+)
+
+
+# Where a link points and a bare URL: an address, not a value the text states (the numbers
+# of "[CVE-2018-12121](https://...)" name an advisory, they answer no "what value").
+_ADDRESS = re.compile(r"\]\([^)\s]*\)|https?://[^\s<>)\]]+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# A metavariable of a synopsis (``<name>``, ``<dir>``): it stands for a value the reader
+# supplies, so it is no value the documentation gives.
+_PLACEHOLDER = re.compile(r"<[^<>\s][^<>]*>")
+# Questions that ask for a way to do something (how do I, what should I set): the answer
+# names what to set or run, so a number alone in a sentence does not answer them.
+_ASKS_WAY = re.compile(
+    r"\bhow (?:do|does|can|could|should|would|to)\b|\bwhat (?:should|must|do) (?:i|we|you)\b"
+    r"|\u600e\u4e48|\u600e\u6837|\u600e\u9ebc|\u5982\u4f55|\u3069\u3046(?!\u304b)|\u65b9\u6cd5",
+    re.IGNORECASE,
+)
+# Questions that ask for a quantity (how many, how long, how large) or a version (since
+# which release): the answer is a number.
+_ASKS_QUANTITY = re.compile(
+    r"\bhow (?:many|much|long|big|large|small|often|wide|old)\b"
+    r"|\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}(?:version|release)s?\b"
+    r"|\u54ea(?:\u4e2a|\u4e00\u4e2a|\u4e00)?\u7248\u672c|\u4ec0\u4e48\u7248\u672c"
+    r"|\u3069\u306e\u30d0\u30fc\u30b8\u30e7\u30f3|\u4f55\u30d0\u30fc\u30b8\u30e7\u30f3"
+    r"|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u4e45|\u591a\u5927|\u3044\u304f\u3064|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044"
+    r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
+    re.IGNORECASE,
+)
+
+# The word "default" (a question asking for one, a sentence stating one).
+_DEFAULT = re.compile(
+    r"\bdefault(?:s|ed)?\b"
+    r"|\u9ed8\u8ba4|\u9ed8\u8a8d|\u7f3a\u7701|\u30c7\u30d5\u30a9\u30eb\u30c8|\u65e2\u5b9a",
+    re.IGNORECASE,
+)
+# A question about the default that does not say the word: what happens when nothing is set
+# ("if I don't set minimum_size", "unless I specify one", "out of the box", "不设置的话",
+# "特に設定しない場合", "何も指定しなかった場合").
+_ASKS_UNSET = re.compile(
+    r"\b(?:if|when) (?:i|we|you) (?:do not|don't|never) (?:set|specify|pass|configure|change)\b"
+    r"|\bunless (?:i|we|you) (?:set|specify|pass|configure|change)\b|\bout of the box\b"
+    r"|\bwithout (?:setting|specifying|passing|configuring)\b"
+    r"|\u4e0d(?:\u505a\u4efb\u4f55)?(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a|\u4fee\u6539)"
+    r"|\u6ca1\u6709(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a)"
+    r"|(?:\u6307\u5b9a|\u8a2d\u5b9a)\u3057(?:\u306a\u3044|\u306a\u304b\u3063\u305f)",
+    re.IGNORECASE,
+)
+# How far after that word the value may start ("Defaults to `600`", "**Default:** `500`",
+# "默认为15000", "デフォルトは Vite の特別な値 `'x'`"), without crossing a sentence end.
+DEFAULT_REACH = 24
+_SENTENCE_END = re.compile(r"[.!?]\s|[\u3002\uff01\uff1f\uff1b]")
+
+
+def literals(text: str) -> tuple[str, ...]:
+    """The literal values in ``text`` (see :func:`has_literal`), casefolded, without the
+    backticks and quotes around them."""
+    if "](" in text or "://" in text:
+        text = _ADDRESS.sub(" ", text)
+    found = (m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
+             for m in _LITERAL.finditer(text))
+    return tuple(dict.fromkeys(v for v in found if not _PLACEHOLDER.fullmatch(v)))
+
+
+def value_kind(question: str) -> str:
+    """The kind of literal that answers ``question``: ``"number"`` for a quantity (how
+    many, how long, 多少, いくつ), ``"name"`` for a way to do something (how do I, 怎么,
+    どうすれば: the option, flag or call to use), else ``"any"``."""
+    if _ASKS_QUANTITY.search(question):
+        return "number"
+    if _ASKS_WAY.search(question):
+        return "name"
+    return "any"
+
+
+def of_kind(values: Sequence[str], kind: str) -> list[str]:
+    """The ``values`` (from :func:`literals`) that are of ``kind`` (see :func:`value_kind`)."""
+    if kind == "number":
+        return [v for v in values if any(ch.isdigit() for ch in v)]
+    if kind == "name":
+        return [v for v in values if not _NUMBER.fullmatch(v)]
+    return list(values)
+
+
+def asks_default(question: str) -> bool:
+    """Whether ``question`` asks for the default: names it (default, 默认, デフォルト, 既定)
+    or asks what holds when nothing is set ("if I don't set", "不设置", "指定しない場合")."""
+    return _DEFAULT.search(question) is not None or _ASKS_UNSET.search(question) is not None
+
+
+def states_default(text: str) -> bool:
+    """Whether ``text`` gives a default value: the word "default" followed, within
+    :data:`DEFAULT_REACH` characters of the same sentence, by a literal value."""
+    for word in _DEFAULT.finditer(text):
+        window = text[word.end() : word.end() + DEFAULT_REACH + 40]
+        stop = _SENTENCE_END.search(window)
+        value = _LITERAL.search(window, 0, stop.start() if stop else len(window))
+        if value is not None and value.start() <= DEFAULT_REACH:
+            return True
+    return False
+
+
+def has_literal(text: str) -> bool:
+    """Whether ``text`` holds a literal value: inline code, a number, a quoted string, a
+    ``--flag`` or an identifier (``snake_case``, ``camelCase``)."""
+    return _LITERAL.search(text) is not None
+
+
+def seeks_literal(question: str) -> bool:
+    """Whether ``question`` asks what, which, how, where or the default (in English, Chinese
+    or Japanese), whose answers are usually a literal value, rather than yes or no."""
+    return _SEEKS_LITERAL.search(question) is not None
