@@ -12,14 +12,13 @@ from conftest import write_jsonl
 from glassrag.errors import InputFileError, InvalidInput
 from glassrag.eval.beir import (
     BeirReport,
-    bigram_terms,
     compare,
     parse_spec,
     run_beir,
     run_pair,
     table,
-    tokenize,
 )
+from glassrag.eval.beir_bm25s import bigram_terms, tokenize
 
 CORPUS = [
     {"_id": "d1", "title": "Refund policy", "text": "Refunds are returned within five days."},

@@ -20,34 +20,29 @@ Two scorers:
   Tantivy's BM25 parameters are fixed at k1=1.2, b=0.75 (the Python binding exposes no
   way to change them).
 * ``tokenizer="analyzer"`` (alias ``"jieba"``) or ``"bigram"``: a plain BM25 (the ``bm25s``
-  package, Lucene IDF, k1/b from ``bm25``, default 1.2/0.75 like Tantivy) over
-  whole documents (title + " " + text) pre-tokenised in this module. ``analyzer`` uses
-  :func:`glassrag.text.analysis.analyze` unchanged (jieba search mode for Chinese); ``bigram``
-  is the same analysis except that Chinese runs become overlapping character bigrams.
-  Everything else being equal, this isolates the tokenizer for the jieba/bigram ablation;
-  it does not touch glassrag's analyzer or index. Needs the ``[bench]`` extra.
+  package) over whole documents, pre-tokenised by :mod:`glassrag.eval.beir_bm25s`, which
+  isolates the tokenizer for the jieba/bigram ablation without touching glassrag's analyzer
+  or index. Needs the ``[bench]`` extra.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import tempfile
 import time
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glassrag.errors import EmptyQuery, GlassragError, InvalidInput, needs_extra
+from glassrag.errors import EmptyQuery, GlassragError, InvalidInput
+from glassrag.eval.beir_bm25s import BM25_DEFAULTS, TOKENIZER_ALIASES, bm25s_run
 from glassrag.eval.beir_data import Corpus, load_beir, write_records
 from glassrag.eval.metrics import evaluate, per_query
 from glassrag.eval.qa import benchmark_kb_dir
 from glassrag.records import DENSE_MODES, Principal
 from glassrag.settings import MAX_TOP_K
-from glassrag.text.analysis import analyze, unique_terms
 
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
@@ -58,15 +53,6 @@ Run = dict[str, dict[str, float]]
 #: ``[chunking]`` of the temporary knowledge base: one chunk per document up to 12,000
 #: characters (every document of scifact, cmrc2018-dev and xquad-en).
 DEFAULT_CHUNKING: dict[str, Any] = {"jsonl": "punctuation", "size": 12000, "overlap": 200}
-#: Scorer names for ``tokenizer``; ``jieba`` is an alias of ``analyzer``.
-TOKENIZERS = ("analyzer", "bigram")
-_TOKENIZER_ALIASES = {"jieba": "analyzer", "analyzer": "analyzer", "bigram": "bigram"}
-# The Han and kana ranges of glassrag.analysis (not imported: they are private there).
-_HAN = "\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-_HAN_SPLIT = re.compile(f"([{_HAN}]+)|([^{_HAN}]+)")
-_KANA = re.compile("[\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff]")
-#: Tantivy's BM25 constants, also the default of the bm25s scorer so the two compare.
-BM25_DEFAULTS = {"k1": 1.2, "b": 0.75}
 NDCG_K, RECALL_K, MRR_K = 10, 100, 10
 METRICS = (f"ndcg@{NDCG_K}", f"recall@{RECALL_K}", f"mrr@{MRR_K}")
 #: Failed queries listed by :meth:`BeirReport.lines` (``to_dict`` has them all).
@@ -178,35 +164,6 @@ def compare(a: BeirReport, b: BeirReport) -> list[str]:
 
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
-
-
-# -- tokenizers for the bm25s scorer --------------------------------------------------------
-
-
-def bigram_terms(text: str) -> list[str]:
-    """:func:`analyze`, except that Chinese (Han runs in text without kana) becomes
-    overlapping character bigrams, a one-character run one token, no stop words dropped.
-    Other scripts are analysed as :func:`analyze` does (Japanese and Korean are bigrams
-    there already)."""
-    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    if _KANA.search(text):
-        return analyze(text)
-    out: list[str] = []
-    for han, rest in _HAN_SPLIT.findall(text):
-        if han:
-            out.extend([han[i:i + 2] for i in range(len(han) - 1)] if len(han) > 1 else [han])
-        elif rest.strip():
-            out.extend(analyze(rest))
-    return out
-
-
-def tokenize(text: str, tokenizer: str) -> list[str]:
-    """Tokens of ``text`` for the bm25s scorer (``analyzer``/``jieba`` or ``bigram``)."""
-    name = _TOKENIZER_ALIASES.get(tokenizer)
-    if name is None:
-        raise InvalidInput(f"unknown tokenizer {tokenizer!r}; use one of"
-                           f" {', '.join(sorted(_TOKENIZER_ALIASES))}", field="tokenizer")
-    return analyze(text) if name == "analyzer" else bigram_terms(text)
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -388,47 +345,12 @@ def _run_bm25s(dataset: str, split: str, corpus: Corpus, queries: Mapping[str, s
                qrels: Mapping[str, Mapping[str, int]], tokenizer: str,
                params: dict[str, float], top_k: int, progress: Progress | None,
                title_in_text: bool = False) -> BeirReport:
-    with needs_extra("bench", "bm25s"):
-        import bm25s
-    name = _TOKENIZER_ALIASES.get(tokenizer)
-    if name is None:
-        tokenize("", tokenizer)  # raises the error naming the choices
-    ids = list(corpus)
-    started = time.perf_counter()
-    vocab: dict[str, int] = {}
-    # Title + " " + text, as BEIR's own BM25 baselines; title_in_text counts the title twice.
-    rows = [[vocab.setdefault(t, len(vocab)) for t in tokenize(
-        f"{corpus[d]['title']} " * (1 + title_in_text) + corpus[d]["text"], tokenizer)]
-        for d in ids]
-    retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method="lucene")
-    retriever.index(bm25s.tokenization.Tokenized(ids=rows, vocab=vocab), show_progress=False)
-    ingest_seconds = time.perf_counter() - started
-    run: Run = {qid: {} for qid in queries}
-    empty = 0
-    started = time.perf_counter()
-    asked: dict[str, list[str]] = {}
-    for done, (qid, text) in enumerate(queries.items(), start=1):
-        tokens = unique_terms(tokenize(text, tokenizer))
-        terms = [t for t in tokens if t in vocab]
-        if terms:
-            asked[qid] = terms
-        else:  # nothing searchable, or no term the corpus has: an empty ranking
-            empty += not tokens
-        if progress is not None:
-            progress(done, len(queries))
-    if asked:
-        k = min(top_k + 1, len(ids))  # one more for a self-hit, dropped by _report
-        found, scores = retriever.retrieve(list(asked.values()), k=k, show_progress=False,
-                                           n_threads=0)
-        for row, qid in enumerate(asked):
-            run[qid] = {ids[int(i)]: float(s) for i, s in
-                        zip(found[row], scores[row], strict=True) if s > 0}
-    search_seconds = time.perf_counter() - started
-    return _report(dataset, split, qrels, run, docs=len(corpus), chunks=len(corpus),
-                   mode="bm25", embedder=None, scorer=f"bm25s+{name}", top_k=top_k,
-                   ingest_seconds=ingest_seconds, embed_seconds=0.0,
-                   search_seconds=search_seconds, empty=empty, rerank=None, fusion=None,
-                   chunking={}, params={**params, "method": "lucene",
+    ranked = bm25s_run(corpus, queries, tokenizer, params, top_k, progress, title_in_text)
+    return _report(dataset, split, qrels, ranked.run, docs=len(corpus), chunks=len(corpus),
+                   mode="bm25", embedder=None, scorer=ranked.scorer, top_k=top_k,
+                   ingest_seconds=ranked.ingest_seconds, embed_seconds=0.0,
+                   search_seconds=ranked.search_seconds, empty=ranked.empty, rerank=None,
+                   fusion=None, chunking={}, params={**params, "method": "lucene",
                                         "title_in_text": title_in_text})
 
 
@@ -474,7 +396,7 @@ def parse_spec(spec: str) -> dict[str, Any]:
         raise InvalidInput("an empty configuration; e.g. 'hybrid' or 'bm25,tokenizer=bigram'",
                            field="compare")
     out: dict[str, Any] = {}
-    if head in _TOKENIZER_ALIASES:
+    if head in TOKENIZER_ALIASES:
         out.update(mode="bm25", tokenizer=head)
     else:
         out["mode"] = head
