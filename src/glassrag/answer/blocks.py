@@ -47,8 +47,8 @@ def sentences(text: str) -> tuple[Sentence, ...]:
     """Sentences with their block number: consecutive sentences share a block unless a
     blank line, a line that starts a block (list item, table row, heading, fence) or a
     change between code and prose lies between them. Remembered per text: a chunk's units
-    and its title line (``passages.title_unit``) read the same sentences, and the best chunks
-    come back question after question."""
+    and its title line (:func:`~glassrag.answer.passages.title_unit`) read the same
+    sentences, and the best chunks come back question after question."""
     code = code_spans(text)
     out: list[Sentence] = []
     block = 0

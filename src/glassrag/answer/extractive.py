@@ -176,12 +176,12 @@ def _titled_name(first: Scored, asked: str, scored: list[Scored]) -> Scored | No
 def _value_in_section(first: Scored, scored: list[Scored], asked: str,
                       kind: str = "any", default: bool = False) -> Scored | None:
     """For a question asking for a value whose best unit states none of the ``kind`` asked
-    for (:func:`~glassrag.answer.passages.value_kind`): the preferred unit of the same chunk
+    for (:func:`~glassrag.answer.values.value_kind`): the preferred unit of the same chunk
     (section) that holds one, e.g. the "Default: 500" line of an option whose description
     answered the question's words, or the sentence naming the setting after the one that
     describes the problem in the question's words (and its numbers). With ``default`` (the
     question asks for the default, the best unit states none) the unit must state one
-    (:func:`~glassrag.answer.passages.states_default`)."""
+    (:func:`~glassrag.answer.values.states_default`)."""
     for candidate in scored:
         unit = candidate.unit
         # A line stating the default needs none of the question's words: "- **Default:** `x`"

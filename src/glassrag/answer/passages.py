@@ -7,7 +7,7 @@ Documentation states facts in a few recurring shapes, and these units are cut to
   the value ("``max_age`` - Sets the cache time. Defaults to ``600``."): a quote may be two
   consecutive sentences of one block;
 * a sentence ending in ":" that introduces a code block or list: the quote carries that block
-  (:func:`introduced_end`);
+  (:func:`~glassrag.answer.blocks.introduced_end`);
 * a heading, which says what its section is about but answers nothing itself: it is never a
   quote, but its words count for the sentences under it (the chunk's heading path).
 

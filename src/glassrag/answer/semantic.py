@@ -25,7 +25,7 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
     """Quote the evidence sentence closest in meaning to ``question`` (cosine, same embedder
     as the dense index), for paraphrases that share no words with the answer, with the block
     it introduces and, when it lacks the value the question asks for, the unit of its section
-    that holds it (as :func:`extractive_answer` does).
+    that holds it (as :func:`~glassrag.answer.extractive.extractive_answer` does).
 
     Still verbatim and cited; ``no_evidence`` when no sentence reaches ``min_score``.
     """

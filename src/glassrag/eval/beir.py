@@ -30,14 +30,14 @@ from __future__ import annotations
 import math
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glassrag.errors import EmptyQuery, GlassragError, InvalidInput
-from glassrag.eval.beir_bm25s import BM25_DEFAULTS, TOKENIZER_ALIASES, bm25s_run
+from glassrag.eval.beir_bm25s import BM25_DEFAULTS, TOKENIZER_ALIASES, Progress, Run, bm25s_run
 from glassrag.eval.beir_data import Corpus, load_beir, write_records
 from glassrag.eval.metrics import evaluate, per_query
 from glassrag.eval.qa import benchmark_kb_dir
@@ -47,8 +47,6 @@ from glassrag.settings import MAX_TOP_K
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
 
-Progress = Callable[[int, int], None]
-Run = dict[str, dict[str, float]]
 
 #: ``[chunking]`` of the temporary knowledge base: one chunk per document up to 12,000
 #: characters (every document of scifact, cmrc2018-dev and xquad-en).

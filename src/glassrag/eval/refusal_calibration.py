@@ -42,12 +42,14 @@ from glassrag.answer.dense_gate import NO_RESCUE
 from glassrag.errors import InvalidInput
 from glassrag.eval.docs import EVAL_PRINCIPAL, CorpusBuild, Progress, _knowledge_bases, rates
 from glassrag.eval.docs_questions import DocsQuestion
-from glassrag.eval.refusal_signals import COVERAGE_GRID, Row, Signals, record
+from glassrag.eval.refusal_signals import Row, Signals, record
 from glassrag.records import DENSE_MODES, Principal
 
 if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
 
+#: Coverage thresholds tried: 0, 0.025, …, 1.
+COVERAGE_GRID = tuple(round(i * 0.025, 3) for i in range(41))
 #: Cosine thresholds tried are the recorded cosines rounded to this step.
 COSINE_STEP = 0.005
 #: Margins tried are the recorded dense margins rounded to this step.

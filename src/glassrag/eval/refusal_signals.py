@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from glassrag.kb import KnowledgeBase
     from glassrag.settings import AnswerSettings
 
-#: Coverage thresholds tried: 0, 0.025, …, 1.
-COVERAGE_GRID = tuple(round(i * 0.025, 3) for i in range(41))
 
 Row = dict[str, Any]
 
@@ -75,7 +73,7 @@ class Signals:
 
 def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode: str,
            embedder: str | None, top_k: int | None,
-           coverages: Sequence[float] = COVERAGE_GRID) -> Signals:
+           coverages: Sequence[float]) -> Signals:
     """Retrieve once with the gates open and judge every outcome the ``coverages``
     thresholds and any cosine threshold can pick."""
     from glassrag.pipeline import run_retrieval
