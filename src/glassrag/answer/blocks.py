@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glassrag.text.analysis import analyze
-from glassrag.text.sentences import code_spans, split_sentences
+from glassrag.text.sentences import sentences_and_code
 
 # The most characters of a block a sentence ending in ":" brings into its quote; a longer
 # block is cut at a line end (the quote stays a verbatim slice).
@@ -49,12 +49,12 @@ def sentences(text: str) -> tuple[Sentence, ...]:
     change between code and prose lies between them. Remembered per text: a chunk's units
     and its title line (:func:`~glassrag.answer.passages.title_unit`) read the same
     sentences, and the best chunks come back question after question."""
-    code = code_spans(text)
+    spans, code = sentences_and_code(text, semicolons=True)
     out: list[Sentence] = []
     block = 0
     previous_end = 0
     previous_code: bool | None = None
-    for start, end in split_sentences(text, semicolons=True):
+    for start, end in spans:
         piece = text[start:end]
         line_start = text.rfind("\n", 0, start) + 1
         is_code = any(a <= start < b for a, b in code)
@@ -175,7 +175,9 @@ def _indent_at(text: str, line_start: int) -> int:
 
 def _lines_after(text: str, end: int) -> list[tuple[int, int]]:
     """(start, end) of the lines after the one holding ``end``, leading blank lines
-    skipped (the introduced block may follow one blank line)."""
+    skipped (the introduced block may follow one blank line), up to the first line after
+    the first that starts more than :data:`MAX_INTRODUCED_CHARS` after ``end``: the last one
+    :func:`introduced_end` reads (a chunk's remaining lines can be many, the block is not)."""
     line_end = text.find("\n", end)
     if line_end < 0:
         return []
@@ -184,8 +186,9 @@ def _lines_after(text: str, end: int) -> list[tuple[int, int]]:
     while pos <= len(text):
         nxt = text.find("\n", pos)
         nxt = len(text) if nxt < 0 else nxt
-        out.append((pos, nxt))
+        if out or text[pos:nxt].strip():
+            out.append((pos, nxt))
+            if len(out) > 1 and pos - end > MAX_INTRODUCED_CHARS:
+                break
         pos = nxt + 1
-    while out and not text[out[0][0] : out[0][1]].strip():
-        out.pop(0)
     return out
