@@ -42,7 +42,13 @@ class Sentence:
     tokens: tuple[str, ...] = ()  # its analysed terms in order
 
 
-@functools.lru_cache(maxsize=256)
+# As many texts as passages.shapes remembers: a chunk's title line is read from its
+# sentences (passages.title_unit) when its units are remembered. 3-7 KB a chunk beyond what
+# its units hold (the sets of terms are shared).
+SENTENCES_CACHED = 512
+
+
+@functools.lru_cache(maxsize=SENTENCES_CACHED)
 def sentences(text: str) -> tuple[Sentence, ...]:
     """Sentences with their block number: consecutive sentences share a block unless a
     blank line, a line that starts a block (list item, table row, heading, fence) or a

@@ -29,9 +29,9 @@ from glassrag.text.analysis import analyze
 # A two-sentence unit is only made when both together stay this short.
 MAX_PAIR_CHARS = 420
 # Chunk texts whose units are remembered (:func:`shapes`): the chunks a server retrieves
-# again and again. Measured on the docs-QA set at 13 KB a chunk of English documentation,
-# 34 KB of Chinese and 59 KB of Japanese (sets of terms and word pairs), so at most about 7,
-# 18 and 30 MB (benchmarks/RESULTS.md).
+# again and again. Measured on the docs-QA set at 16-21 KB a chunk of English
+# documentation, 38 KB of Chinese and 61 KB of Japanese (sets of terms and word pairs), so
+# at most about 11, 20 and 31 MB (benchmarks/RESULTS.md).
 SHAPES_CACHED = 512
 # Heading paths (with their page titles) whose terms are remembered (:func:`heading_terms`),
 # about 1 KB each.
