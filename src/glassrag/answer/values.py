@@ -9,25 +9,18 @@ English, Chinese and Japanese; the answerer's preferences are built on them.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 
-# A literal value: inline code, a number (not a list marker), a quoted string, a flag; each
-# kind with what every text it matches holds (a string, or a pattern found in it).
-_LITERAL_KINDS: tuple[tuple[str | re.Pattern[str], str], ...] = (
+# A literal value: inline code, a number (not a list marker), a quoted string, a flag.
+_LITERAL = re.compile(
     # reST's inline literal is ``double``: read as one value, not as the text between two.
-    ("`", r"``[^`\n]+``|`[^`\n]+`"),
-    (re.compile(r"\d"), r"(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)\d+(?:[.,]\d+)*(?![.)]\s)"),
-    ('"', r"\"[^\"\n]{1,60}\""),
-    ("'", r"'[^'\n]{1,60}'"),
-    ("\u201c", r"\u201c[^\u201d\n]{1,60}\u201d"),
-    ("\u300c", r"\u300c[^\u300d\n]{1,60}\u300d"),
-    ("-", r"(?<![A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9_-]*"),
-    ("_", r"(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z0-9]+)+"),
-    (re.compile(r"[a-z][A-Z]"), r"(?<![A-Za-z0-9_])[a-z]{2,}[A-Z][A-Za-z0-9]*"),
+    r"``[^`\n]+``|`[^`\n]+`"
+    r"|(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)\d+(?:[.,]\d+)*(?![.)]\s)"
+    r"|\"[^\"\n]{1,60}\"|'[^'\n]{1,60}'|\u201c[^\u201d\n]{1,60}\u201d|\u300c[^\u300d\n]{1,60}\u300d"
+    r"|(?<![A-Za-z0-9_-])--?[A-Za-z][A-Za-z0-9_-]*"
+    r"|(?<![A-Za-z0-9_])[A-Za-z]+(?:_[A-Za-z0-9]+)+|(?<![A-Za-z0-9_])[a-z]{2,}[A-Z][A-Za-z0-9]*"
 )
-_LITERAL = re.compile("|".join(pattern for _, pattern in _LITERAL_KINDS))
 # Questions that ask for a value, a name or a way (what/which/how/where, how many, the
 # default), as opposed to yes/no questions: the answer to these is usually a literal.
 _SEEKS_LITERAL = re.compile(
@@ -93,25 +86,9 @@ def literals(text: str) -> tuple[str, ...]:
     backticks and quotes around them."""
     if "](" in text or "://" in text:
         text = _ADDRESS.sub(" ", text)
-    pattern = _literal_pattern(tuple(
-        need in text if isinstance(need, str) else need.search(text) is not None
-        for need, _ in _LITERAL_KINDS))
-    if pattern is None:
-        return ()
     found = (m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
-             for m in pattern.finditer(text))
+             for m in _LITERAL.finditer(text))
     return tuple(dict.fromkeys(v for v in found if not _PLACEHOLDER.fullmatch(v)))
-
-
-@functools.cache  # at most 2 ** 9 patterns; about a hundred in use
-def _literal_pattern(held: tuple[bool, ...]) -> re.Pattern[str] | None:
-    """:data:`_LITERAL` without the kinds of literal a text cannot hold (``held`` says which
-    it can), or None for none. The regex tries every kind at every position, most of its
-    time on prose; a kind that can match nowhere in the text never decides a match, so the
-    values found are the same, about twice as fast (most sentences hold no backtick, quote
-    or underscore)."""
-    kinds = [pattern for (_, pattern), can in zip(_LITERAL_KINDS, held, strict=True) if can]
-    return re.compile("|".join(kinds)) if kinds else None
 
 
 def value_kind(question: str) -> str:
