@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from glassrag.answer.passages import Unit, heading_terms, term_pairs, written_short_or_long
+from glassrag.answer.passages import Unit, heading_terms, term_pairs
 from glassrag.answer.values import asks_default, of_kind, seeks_literal, states_default
 from glassrag.text.analysis import analyze, is_particle, is_question_word, unique_terms
 
@@ -106,21 +106,38 @@ def _contexts(candidates: Sequence[Unit]) -> dict[str, tuple[frozenset[str], fro
 
 @dataclass(frozen=True)
 class _Asked:
-    """What scoring reads of the question, worked out once for all the units."""
+    """What scoring reads of the question, worked out once for all the candidates."""
 
     terms: list[str]
     weights: dict[str, float]
     total: float  # the question's whole term weight
-    latin: list[str]  # the terms written_short_or_long may find written short or long
+    latin: list[str]  # the terms a unit may write short or long (written_short_or_long)
+    alike: frozenset[str]  # the candidates' Latin words that start as one of latin does
     needed: int  # question terms a unit must share (_shares_words)
     pairs: frozenset[tuple[str, str]]
 
     @classmethod
-    def of(cls, terms: list[str], weights: dict[str, float],
-           pairs: frozenset[tuple[str, str]]) -> _Asked:
-        return cls(terms, weights, sum(weights[t] for t in terms) or 1.0,
-                   [t for t in terms if len(t) >= 5 and t.isascii() and t.isalpha()],
+    def of(cls, terms: list[str], weights: dict[str, float], pairs: frozenset[tuple[str, str]],
+           candidates: Sequence[Unit]) -> _Asked:
+        latin = [t for t in terms if len(t) >= 5 and t.isascii() and t.isalpha()]
+        starts = {t[:5] for t in latin}
+        alike = frozenset(w for w in set().union(*(c.terms for c in candidates))
+                          if w[:5] in starts and len(w) >= 5 and w.isascii() and w.isalpha()
+                          ) if starts else frozenset()
+        return cls(terms, weights, sum(weights[t] for t in terms) or 1.0, latin, alike,
                    min(2, len(terms)), pairs)
+
+    def short_or_long(self, words: frozenset[str]) -> frozenset[str]:
+        """:func:`~glassrag.answer.passages.written_short_or_long` of the question's terms in
+        a candidate's ``words``. A word written short or long starts as the term does, so
+        only the unit's words among :attr:`alike` are read: the same terms, without going
+        through every word of every unit."""
+        wanted = [t for t in self.latin if t not in words]
+        long = self.alike & words if wanted and self.alike else None
+        if not long:
+            return frozenset()
+        return frozenset(t for t in wanted if any(w.startswith(t) or t.startswith(w)
+                                                  for w in long))
 
 
 def _scored(asked: _Asked, unit: Unit, heading: frozenset[str], context: frozenset[str],
@@ -130,7 +147,7 @@ def _scored(asked: _Asked, unit: Unit, heading: frozenset[str], context: frozens
     preference adds the shape of an answer: a literal value when the question asks for one,
     prose over code, a hit scored near the best one, the question's words in its order."""
     terms, weights, words = asked.terms, asked.weights, unit.terms
-    extra = written_short_or_long(asked.latin, words) if asked.latin else frozenset()
+    extra = asked.short_or_long(words)
     held = frozenset(t for t in terms if t in words) | extra
     found = sum(weights[t] for t in held)
     titled = sum(weights[t] for t in terms if t not in held and t in heading)
@@ -187,7 +204,8 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
     default = valued and asks_default(question)
     contexts = _contexts(candidates)
-    question_asked = _Asked.of(terms, weights, term_pairs(_question_tokens(question)))
+    question_asked = _Asked.of(terms, weights, term_pairs(_question_tokens(question)),
+                               candidates)
     return sorted(
         (_scored(question_asked, c, *contexts[c.chunk.chunk_id],
                  valued and new_literal(c, asked),
