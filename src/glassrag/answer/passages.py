@@ -34,7 +34,7 @@ MAX_PAIR_CHARS = 420
 # at most about 11, 20 and 31 MB (benchmarks/RESULTS.md).
 SHAPES_CACHED = 512
 # Heading paths (with their page titles) whose terms are remembered (:func:`heading_terms`),
-# about 1 KB each.
+# 1-2 KB each.
 HEADINGS_CACHED = 1024
 
 
