@@ -226,6 +226,21 @@ def test_analyze_query_is_analyze_and_remembers_short_queries() -> None:
     assert analysis.analyze_query("退款规则是什么") == analyze("退款规则是什么")
 
 
+def test_a_chinese_run_is_segmented_once_and_its_terms_stay_the_callers() -> None:
+    from glassrag.text import analysis
+
+    text = "取消订单后，运费会在三个工作日内退回原账户。"
+    first = analyze(text)
+    misses = analysis._segmented.cache_info().misses
+    again = analyze(text)
+    assert again == first and analysis._segmented.cache_info().misses == misses
+    # A caller changing its terms (analyze_runs gives the lists themselves) changes nothing
+    # remembered.
+    analyze_runs(text)[0][2].append("x")
+    again.append("x")
+    assert analyze(text) == first
+
+
 def test_forget_queries_makes_the_next_query_a_first_seen_one() -> None:
     from glassrag.text import analysis
 

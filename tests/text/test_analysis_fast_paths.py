@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 import Stemmer
@@ -39,6 +40,23 @@ def test_every_ascii_pair_and_triple_hints_as_the_regexes_do() -> None:
                 expected = (A._CONNECTOR_HINT.search(text) is not None
                             or A._CAMEL_HINT.search(text) is not None)
                 assert A._may_hold_identifier(text) is expected, text
+
+
+# _COMPOUND_RE as it was written before its leading lookahead.
+_COMPOUND_WITHOUT_LOOKAHEAD = re.compile(
+    r"(?<![A-Za-z0-9_\-])-{0,2}[A-Za-z0-9]+(?:[_.=/\-]+[A-Za-z0-9]+)+"
+    r"|(?<![A-Za-z0-9_\-])--?[A-Za-z0-9][A-Za-z0-9]*"
+    r"|(?<![A-Za-z0-9_])[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+"
+    r"|(?<![A-Za-z0-9_])[A-Z]{2,}[a-z][A-Za-z0-9]*"
+)
+
+
+@given(st.one_of(_ASCII, st.text(max_size=40),
+                 st.text(alphabet=st.sampled_from("aZ9_-.=/ 检索設定"), max_size=30)))
+@settings(max_examples=3000, deadline=None)
+def test_the_identifier_regex_finds_what_it_found_without_its_lookahead(text: str) -> None:
+    assert [m.span() for m in A._COMPOUND_RE.finditer(text)] == [
+        m.span() for m in _COMPOUND_WITHOUT_LOOKAHEAD.finditer(text)]
 
 
 def test_identifiers_still_found() -> None:

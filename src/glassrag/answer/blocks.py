@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glassrag.text.analysis import analyze
-from glassrag.text.sentences import code_spans, split_sentences
+from glassrag.text.sentences import sentences_and_code
 
 # The most characters of a block a sentence ending in ":" brings into its quote; a longer
 # block is cut at a line end (the quote stays a verbatim slice).
@@ -42,19 +42,25 @@ class Sentence:
     tokens: tuple[str, ...] = ()  # its analysed terms in order
 
 
-@functools.lru_cache(maxsize=256)
+# As many texts as passages.shapes remembers: a chunk's title line is read from its
+# sentences (passages.title_unit) when its units are remembered. 3-7 KB a chunk beyond what
+# its units hold (the sets of terms are shared).
+SENTENCES_CACHED = 512
+
+
+@functools.lru_cache(maxsize=SENTENCES_CACHED)
 def sentences(text: str) -> tuple[Sentence, ...]:
     """Sentences with their block number: consecutive sentences share a block unless a
     blank line, a line that starts a block (list item, table row, heading, fence) or a
     change between code and prose lies between them. Remembered per text: a chunk's units
     and its title line (:func:`~glassrag.answer.passages.title_unit`) read the same
     sentences, and the best chunks come back question after question."""
-    code = code_spans(text)
+    spans, code = sentences_and_code(text, semicolons=True)
     out: list[Sentence] = []
     block = 0
     previous_end = 0
     previous_code: bool | None = None
-    for start, end in split_sentences(text, semicolons=True):
+    for start, end in spans:
         piece = text[start:end]
         line_start = text.rfind("\n", 0, start) + 1
         is_code = any(a <= start < b for a, b in code)
@@ -175,7 +181,9 @@ def _indent_at(text: str, line_start: int) -> int:
 
 def _lines_after(text: str, end: int) -> list[tuple[int, int]]:
     """(start, end) of the lines after the one holding ``end``, leading blank lines
-    skipped (the introduced block may follow one blank line)."""
+    skipped (the introduced block may follow one blank line), up to the first line after
+    the first that starts more than :data:`MAX_INTRODUCED_CHARS` after ``end``: the last one
+    :func:`introduced_end` reads (a chunk's remaining lines can be many, the block is not)."""
     line_end = text.find("\n", end)
     if line_end < 0:
         return []
@@ -184,8 +192,9 @@ def _lines_after(text: str, end: int) -> list[tuple[int, int]]:
     while pos <= len(text):
         nxt = text.find("\n", pos)
         nxt = len(text) if nxt < 0 else nxt
-        out.append((pos, nxt))
+        if out or text[pos:nxt].strip():
+            out.append((pos, nxt))
+            if len(out) > 1 and pos - end > MAX_INTRODUCED_CHARS:
+                break
         pos = nxt + 1
-    while out and not text[out[0][0] : out[0][1]].strip():
-        out.pop(0)
     return out

@@ -22,6 +22,7 @@ from glassrag.answer.scoring import (
 from glassrag.answer.values import asks_default, seeks_literal, states_default, value_kind
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
+from glassrag.text.analysis import unique_terms
 from glassrag.text.sentences import split_sentences as _split
 
 
@@ -204,13 +205,23 @@ def _best_addition(
     base = coverage(terms, covered, weights)
     taken = {(c.unit.chunk.chunk_id, c.unit.start) for c in chosen}
     spans = [(c.unit.chunk.chunk_id, c.unit.start, c.unit.end) for c in chosen]
+    # coverage() of covered plus each candidate's terms, summed in the same order (so to
+    # the same float) without building the union; a candidate adding none of the missing
+    # terms gains exactly nothing and is passed over.
+    weighed = [(t, max(weights.get(t, 1.0), 0.0)) for t in unique_terms(terms)]
+    total = sum(w for _, w in weighed)
+    missing = [t for t, _ in weighed if t not in covered]
     for candidate in scored:  # already in preference order, so ">" keeps the tie-break
         unit = candidate.unit
+        adds = candidate.covered
+        if not any(t in adds for t in missing):
+            continue
         if (unit.chunk.chunk_id, unit.start) in taken or any(
                 cid == unit.chunk.chunk_id and unit.start < e and s < unit.end
                 for cid, s, e in spans):
             continue  # overlapping what is already quoted
-        gain = coverage(terms, covered | candidate.covered, weights) - base
+        held = sum(w for t, w in weighed if t in covered or t in adds)
+        gain = (held / total if total > 0.0 else 0.0) - base
         if gain > best_gain + 1e-9:
             best_gain, best = gain, candidate
     return best_gain, best

@@ -16,8 +16,10 @@ Everything here is a pure function of the chunk text; quotes stay verbatim slice
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from glassrag.answer.blocks import Sentence, introduced_end, lone_code, sentences, title_span
 from glassrag.answer.values import literals
@@ -26,6 +28,14 @@ from glassrag.text.analysis import analyze
 
 # A two-sentence unit is only made when both together stay this short.
 MAX_PAIR_CHARS = 420
+# Chunk texts whose units are remembered (:func:`shapes`): the chunks a server retrieves
+# again and again. Measured on the docs-QA set at 16-21 KB a chunk of English
+# documentation, 38 KB of Chinese and 61 KB of Japanese (sets of terms and word pairs), so
+# at most about 11, 20 and 31 MB (benchmarks/RESULTS.md).
+SHAPES_CACHED = 512
+# Heading paths (with their page titles) whose terms are remembered (:func:`heading_terms`),
+# 1-2 KB each.
+HEADINGS_CACHED = 1024
 
 
 @dataclass(frozen=True)
@@ -70,7 +80,13 @@ def written_short_or_long(terms: Sequence[str], words: Collection[str]) -> froze
 
 def heading_terms(chunk: Chunk) -> frozenset[str]:
     """The analysed terms of the chunk's heading path and its document's title."""
-    return frozenset(analyze(f"{chunk.title}\n{chunk.heading or ''}"))
+    return _heading_terms(chunk.title, chunk.heading or "")
+
+
+@functools.lru_cache(maxsize=HEADINGS_CACHED)
+def _heading_terms(title: str, heading: str) -> frozenset[str]:
+    # Remembered: a page's sections come back with every question about the page.
+    return frozenset(analyze(f"{title}\n{heading}"))
 
 
 _FUSIONS = frozenset(Fusion)
@@ -110,25 +126,55 @@ def units(evidence: Sequence[Hit], max_hits: int) -> list[Unit]:
             continue
         seen.add(chunk.chunk_id)
         standing = hit_standing(hit, best, best_lexical)
-        parts = sentences(chunk.text)
-        for index, sentence in enumerate(parts):
-            if sentence.heading or not sentence.terms:
-                continue
-            if sentence.code and lone_code(chunk.text, parts, index):
-                continue  # quoted with the sentence that introduces it, never alone
-            following = parts[index + 1] if index + 1 < len(parts) else None
-            if following is not None and (following.heading or not following.terms):
-                following = None
-            if sentence.asks:
-                # A question in the documents is quoted with its answer, never alone.
-                if following is not None:
-                    out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
-                continue
-            out.append(_unit(hit_index, index, chunk, [sentence], standing))
-            if (following is not None and following.block == sentence.block
-                    and following.end - sentence.start <= MAX_PAIR_CHARS):
-                out.append(_unit(hit_index, index, chunk, [sentence, following], standing))
+        out.extend(_unit(hit_index, chunk, shape, standing) for shape in shapes(chunk.text))
     return out
+
+
+class Shape(NamedTuple):
+    """What a unit is in its chunk's text alone: everything but its hit and standing."""
+
+    sentence_index: int
+    start: int
+    end: int
+    terms: frozenset[str]
+    block: int
+    code: bool
+    literals: tuple[str, ...]
+    size: int
+    pairs: frozenset[tuple[str, str]]
+
+
+@functools.lru_cache(maxsize=SHAPES_CACHED)
+def shapes(text: str) -> tuple[Shape, ...]:
+    """The quotable units of a chunk ``text``, in sentence order: each sentence that says
+    something, and two consecutive sentences of one block that fit :data:`MAX_PAIR_CHARS`.
+
+    Remembered per text (the whole text is the key, so a new version of a chunk is read
+    afresh): the best chunks come back question after question, and their units (analysed
+    sentences, introduced blocks, literals, word pairs) are most of an answer's work."""
+    parts = sentences(text)
+    # Each sentence's word pairs, shared by the units holding it (a pair unit adds the pair
+    # that joins its two sentences).
+    pairs = [term_pairs(p.tokens) for p in parts]
+    out: list[Shape] = []
+    for index, sentence in enumerate(parts):
+        if sentence.heading or not sentence.terms:
+            continue
+        if sentence.code and lone_code(text, parts, index):
+            continue  # quoted with the sentence that introduces it, never alone
+        following = parts[index + 1] if index + 1 < len(parts) else None
+        if following is not None and (following.heading or not following.terms):
+            following = None
+        if sentence.asks:
+            # A question in the documents is quoted with its answer, never alone.
+            if following is not None:
+                out.append(_shape(index, text, [sentence, following], pairs[index : index + 2]))
+            continue
+        out.append(_shape(index, text, [sentence], pairs[index : index + 1]))
+        if (following is not None and following.block == sentence.block
+                and following.end - sentence.start <= MAX_PAIR_CHARS):
+            out.append(_shape(index, text, [sentence, following], pairs[index : index + 2]))
+    return tuple(out)
 
 
 def title_unit(unit: Unit) -> Unit | None:
@@ -146,23 +192,33 @@ def title_unit(unit: Unit) -> Unit | None:
     if span is None:
         return None
     part = replace(parts[index], start=span[0], end=span[1], asks=False)
-    return _unit(unit.hit_index, index, chunk, [part], unit.standing)
+    shape = _shape(index, chunk.text, [part], [term_pairs(part.tokens)])
+    return _unit(unit.hit_index, chunk, shape, unit.standing)
 
 
-def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[Sentence],
-          standing: float) -> Unit:
+def _unit(hit_index: int, chunk: Chunk, shape: Shape, standing: float) -> Unit:
+    return Unit(hit_index, shape.sentence_index, chunk, shape.start, shape.end, shape.terms,
+                shape.block, shape.code, shape.literals, shape.size, standing, shape.pairs)
+
+
+def _shape(index: int, text: str, parts: list[Sentence],
+           pairs: list[frozenset[tuple[str, str]]]) -> Shape:
+    """The unit of the sentences ``parts`` (one, or two in a row), ``pairs`` being each one's
+    word pairs."""
     start, end = parts[0].start, parts[-1].end
-    terms = frozenset().union(*(p.terms for p in parts))
+    terms = parts[0].terms if len(parts) == 1 else parts[0].terms | parts[1].terms
     # A sentence ending in ":" is quoted with the block it introduces (:attr:`Unit.quote`), so the
     # block's words are words the quote holds: "print to standard error by passing
     # ``err=True``::" answers "make click.echo write to stderr" through its code line.
-    stop = introduced_end(chunk.text, end)
+    stop = introduced_end(text, end)
     if stop > end:
-        terms |= frozenset(analyze(chunk.text[end:stop]))
-    tokens = [t for p in parts for t in p.tokens]
-    return Unit(hit_index, index, chunk, start, end, terms, parts[0].block,
-                all(p.code for p in parts), literals(chunk.text[start:end]), len(parts),
-                standing, term_pairs(tokens))
+        terms |= frozenset(analyze(text[end:stop]))
+    joined = pairs[0]
+    if len(parts) == 2:  # the pairs of both sentences' terms in a row: each one's, and the join
+        first, second = parts[0].tokens, parts[1].tokens
+        joined = joined | pairs[1] | ({(first[-1], second[0])} if first and second else set())
+    return Shape(index, start, end, terms, parts[0].block, all(p.code for p in parts),
+                 literals(text[start:end]), len(parts), joined)
 
 
 def term_pairs(tokens: Sequence[str]) -> frozenset[tuple[str, str]]:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from glassrag.answer.passages import Unit, heading_terms, term_pairs, written_short_or_long
+from glassrag.answer.passages import Unit, heading_terms, term_pairs
 from glassrag.answer.values import asks_default, of_kind, seeks_literal, states_default
 from glassrag.text.analysis import analyze, is_particle, is_question_word, unique_terms
 
@@ -93,31 +93,68 @@ class Scored:
 
 
 def _contexts(candidates: Sequence[Unit]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-    """Per chunk: the terms of its heading path and title, and of all its sentences."""
+    """Per chunk: the terms of its heading path and title, and of all its sentences (only
+    gathered while :data:`CONTEXT_CREDIT` counts them)."""
     out: dict[str, tuple[frozenset[str], set[str]]] = {}
     for unit in candidates:
         if unit.chunk.chunk_id not in out:
             out[unit.chunk.chunk_id] = (heading_terms(unit.chunk), set())
-        out[unit.chunk.chunk_id][1].update(unit.terms)
+        if CONTEXT_CREDIT:
+            out[unit.chunk.chunk_id][1].update(unit.terms)
     return {k: (h, frozenset(t)) for k, (h, t) in out.items()}
 
 
-def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
-            heading: frozenset[str], context: frozenset[str], valued: bool,
-            stated_default: bool = False,
-            pairs: frozenset[tuple[str, str]] = frozenset()) -> Scored:
+@dataclass(frozen=True)
+class _Asked:
+    """What scoring reads of the question, worked out once for all the candidates."""
+
+    terms: list[str]
+    weights: dict[str, float]
+    total: float  # the question's whole term weight
+    latin: list[str]  # the terms a unit may write short or long (written_short_or_long)
+    alike: frozenset[str]  # the candidates' Latin words that start as one of latin does
+    needed: int  # question terms a unit must share (_shares_words)
+    pairs: frozenset[tuple[str, str]]
+
+    @classmethod
+    def of(cls, terms: list[str], weights: dict[str, float], pairs: frozenset[tuple[str, str]],
+           candidates: Sequence[Unit]) -> _Asked:
+        latin = [t for t in terms if len(t) >= 5 and t.isascii() and t.isalpha()]
+        starts = {t[:5] for t in latin}
+        alike = frozenset(w for w in set().union(*(c.terms for c in candidates))
+                          if w[:5] in starts and len(w) >= 5 and w.isascii() and w.isalpha()
+                          ) if starts else frozenset()
+        return cls(terms, weights, sum(weights[t] for t in terms) or 1.0, latin, alike,
+                   min(2, len(terms)), pairs)
+
+    def short_or_long(self, words: frozenset[str]) -> frozenset[str]:
+        """:func:`~glassrag.answer.passages.written_short_or_long` of the question's terms in
+        a candidate's ``words``. A word written short or long starts as the term does, so
+        only the unit's words among :attr:`alike` are read: the same terms, without going
+        through every word of every unit."""
+        wanted = [t for t in self.latin if t not in words]
+        long = self.alike & words if wanted and self.alike else None
+        if not long:
+            return frozenset()
+        return frozenset(t for t in wanted if any(w.startswith(t) or t.startswith(w)
+                                                  for w in long))
+
+
+def _scored(asked: _Asked, unit: Unit, heading: frozenset[str], context: frozenset[str],
+            valued: bool, stated_default: bool = False) -> Scored:
     """Coverage counts a question term found only in the unit's heading path or title at
     :data:`HEADING_CREDIT`: the section a sentence sits in says what it is about. The
     preference adds the shape of an answer: a literal value when the question asks for one,
     prose over code, a hit scored near the best one, the question's words in its order."""
-    total = sum(weights[t] for t in terms) or 1.0
-    held = frozenset(t for t in terms if t in unit.terms) | written_short_or_long(terms,
-                                                                                  unit.terms)
+    terms, weights, words = asked.terms, asked.weights, unit.terms
+    extra = asked.short_or_long(words)
+    held = frozenset(t for t in terms if t in words) | extra
     found = sum(weights[t] for t in held)
     titled = sum(weights[t] for t in terms if t not in held and t in heading)
-    near = sum(weights[t] for t in terms if t not in held and t not in heading and t in context)
-    share = (found + HEADING_CREDIT * titled + CONTEXT_CREDIT * near) / total
-    if not _shares_words(terms, held, heading, unit.terms, min(2, len(terms))):
+    near = sum(weights[t] for t in terms if t not in held and t not in heading
+               and t in context) if CONTEXT_CREDIT else 0.0
+    share = (found + HEADING_CREDIT * titled + CONTEXT_CREDIT * near) / asked.total
+    if not _shares_words(terms, held, heading, words, asked.needed):
         # One shared word is no evidence for a question of several ("the capital of
         # France" against a page that happens to say "France").
         share = 0.0
@@ -127,32 +164,35 @@ def _scored(terms: list[str], weights: dict[str, float], unit: Unit,
     if stated_default:
         preference += DEFAULT_BONUS
     preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
-    if pairs:
-        preference += PHRASE_WEIGHT * len(pairs & unit.pairs) / len(pairs)
-    return Scored(unit, share, preference, unit.terms | held, found / total)
+    if asked.pairs:
+        preference += PHRASE_WEIGHT * len(asked.pairs & unit.pairs) / len(asked.pairs)
+    # Covered: the unit's terms and the question's terms it writes short or long; a new set
+    # only when there are such.
+    return Scored(unit, share, preference, words | extra if extra else words,
+                  found / asked.total)
 
 
 def _shares_words(terms: list[str], held: frozenset[str], heading: frozenset[str],
                   words: frozenset[str], needed: int) -> bool:
-    """Whether at least ``needed`` of the question's terms are held, in the heading, or share
-    a character with a CJK word of the unit (:func:`_shares_a_character`)."""
-    count = 0
-    for term in terms:
-        if term in held or term in heading or _shares_a_character(term, words):
-            count += 1
-            if count >= needed:
-                return True
-    return count >= needed
-
-
-def _shares_a_character(term: str, words: frozenset[str]) -> bool:
-    """Whether a Chinese or Japanese term shares a character with one of ``words``. Word
+    """Whether at least ``needed`` of the question's terms are held, in the heading, or are
+    Chinese or Japanese terms sharing a character with a CJK word of the unit. Word
     segmentation cuts a question apart from the text ("查物流" gives "查", the text says
     "查看"), and words built on one character are usually about one thing ("核查", "核对":
-    to check), so for the one-shared-word rule below such a term is not a missing word."""
-    if term.isascii():
-        return False
-    return any(ch in word for word in words if not word.isascii() for ch in term)
+    to check), so for the one-shared-word rule such a term is not a missing word."""
+    count = 0
+    cjk: str | None = None  # the unit's non-ASCII words run together, made when first needed
+    for term in terms:
+        if term not in held and term not in heading:
+            if term.isascii():
+                continue
+            if cjk is None:
+                cjk = "".join(word for word in words if not word.isascii())
+            if not any(ch in cjk for ch in term):
+                continue
+        count += 1
+        if count >= needed:
+            return True
+    return count >= needed
 
 
 def ranked(question: str, terms: list[str], weights: dict[str, float],
@@ -164,11 +204,12 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
     default = valued and asks_default(question)
     contexts = _contexts(candidates)
-    pairs = term_pairs(_question_tokens(question))
+    question_asked = _Asked.of(terms, weights, term_pairs(_question_tokens(question)),
+                               candidates)
     return sorted(
-        (_scored(terms, weights, c, *contexts[c.chunk.chunk_id],
+        (_scored(question_asked, c, *contexts[c.chunk.chunk_id],
                  valued and new_literal(c, asked),
-                 default and states_default(c.chunk.text[c.start:c.end]), pairs)
+                 default and states_default(c.chunk.text[c.start:c.end]))
          for c in candidates),
         # A unit holding none of the question's words itself (its heading path does) comes
         # after every unit that holds some: in a section titled with the question's words, a

@@ -10,7 +10,7 @@ English, Chinese and Japanese; the answerer's preferences are built on them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 # A literal value: inline code, a number (not a list marker), a quoted string, a flag.
 _LITERAL = re.compile(
@@ -87,8 +87,31 @@ def literals(text: str) -> tuple[str, ...]:
     if "](" in text or "://" in text:
         text = _ADDRESS.sub(" ", text)
     found = (m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
-             for m in _LITERAL.finditer(text))
+             for m in _literal_matches(text))
     return tuple(dict.fromkeys(v for v in found if not _PLACEHOLDER.fullmatch(v)))
+
+
+# Where a literal other than an identifier can start. A text holding no "_" and no
+# lower-case letter before a capital holds no identifier literal, so no literal starts at a
+# letter.
+_NON_WORD_START = re.compile(r"[`\d\"'\u201c\u300c-]")
+_CAMEL_JOIN = re.compile(r"[a-z][A-Z]")
+
+
+def _literal_matches(text: str) -> Iterable[re.Match[str]]:
+    """``_LITERAL.finditer(text)``. Without identifiers, the regex is tried only where a
+    literal can start: finditer tries every alternative at every position, most of them
+    letters of prose, where none can match (the same matches, a fraction of the time)."""
+    if "_" in text or _CAMEL_JOIN.search(text) is not None:
+        return _LITERAL.finditer(text)
+    out: list[re.Match[str]] = []
+    start = _NON_WORD_START.search(text)
+    while start is not None:
+        match = _LITERAL.match(text, start.start())
+        if match is not None:
+            out.append(match)
+        start = _NON_WORD_START.search(text, match.end() if match else start.start() + 1)
+    return out
 
 
 def value_kind(question: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["code_spans", "split_sentences", "sentence_texts"]
+__all__ = ["code_spans", "sentences_and_code", "split_sentences", "sentence_texts"]
 
 _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
 # A run of terminators and the quotes/brackets that close the sentence with them: Latin ones
@@ -181,9 +181,14 @@ def _one_sentence(text: str, semicolons: bool) -> list[tuple[int, int]] | None:
     return [(start, end)] if start < end else []
 
 
-def _split(text: str, every_line: bool, semicolons: bool) -> list[tuple[int, int]]:
-    """:func:`split_sentences`, by the general scan."""
-    breaks, code = _hard_breaks(text, every_line) if "\n" in text else ([], [])
+def _split(text: str, every_line: bool, semicolons: bool,
+           hard: tuple[list[int], list[tuple[int, int]]] | None = None,
+           ) -> list[tuple[int, int]]:
+    """:func:`split_sentences`, by the general scan (``hard``: :func:`_hard_breaks` of the
+    text, when the caller has it)."""
+    if hard is None:
+        hard = _hard_breaks(text, every_line) if "\n" in text else ([], [])
+    breaks, code = hard
     ends: set[int] = set(breaks)
     protected = _protected(text) if ("`" in text or "://" in text) else []
     if code:
@@ -211,6 +216,17 @@ def code_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of the lines inside fenced code blocks and reST literal blocks (the
     lines :func:`split_sentences` keeps one to a sentence), in order."""
     return _hard_breaks(text, False)[1] if "\n" in text else []
+
+
+def sentences_and_code(text: str, *, semicolons: bool = False,
+                       ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """:func:`split_sentences` and :func:`code_spans` of ``text`` together, its lines read
+    once (the answerer reads both of every chunk it quotes from)."""
+    one = _one_sentence(text, semicolons)
+    if one is not None:
+        return one, []  # one line: no code block
+    hard = _hard_breaks(text, False) if "\n" in text else ([], [])
+    return _split(text, False, semicolons, hard), hard[1]
 
 
 def sentence_texts(text: str) -> list[str]:
