@@ -44,6 +44,10 @@ class Unit:
     size: int  # sentences in the unit
     standing: float = 1.0  # its hit's retrieval score over the best hit's (0 to 1)
     pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent analysed terms
+    # What it is read with (its table's header, the name its directive documents): counted
+    # like the chunk's heading path.
+    context: frozenset[str] = frozenset()
+    title: str = ""  # the name the object directive around it documents (``BUILD_NUMBER``)
 
     @property
     def text(self) -> str:
@@ -138,10 +142,12 @@ def title_unit(unit: Unit) -> Unit | None:
     ``enable_testing`` says "Enable testing for current directory and below"."""
     chunk = unit.chunk
     parts = sentences(chunk.text)
-    above = [i for i, s in enumerate(parts) if s.heading and s.end <= unit.start]
-    if not above:
-        return None
-    index = above[-1]
+    index = parts[unit.sentence_index].titled_by
+    if index < 0:
+        above = [i for i, s in enumerate(parts) if s.heading and s.end <= unit.start]
+        if not above:
+            return None
+        index = above[-1]
     span = title_span(chunk.text, parts[index])
     if span is None:
         return None
@@ -162,7 +168,8 @@ def _unit(hit_index: int, index: int, chunk: Chunk, parts: list[Sentence],
     tokens = [t for p in parts for t in p.tokens]
     return Unit(hit_index, index, chunk, start, end, terms, parts[0].block,
                 all(p.code for p in parts), literals(chunk.text[start:end]), len(parts),
-                standing, term_pairs(tokens))
+                standing, term_pairs(tokens), frozenset().union(*(p.context for p in parts)),
+                parts[0].title)
 
 
 def term_pairs(tokens: Sequence[str]) -> frozenset[tuple[str, str]]:
