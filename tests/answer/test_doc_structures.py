@@ -160,3 +160,52 @@ def test_answers_name_the_variable_a_body_describes_and_read_rows_with_headers(
     for citation in answer.citations:
         assert "{{<" not in citation.quote
     kb.close()
+
+
+LIST_TABLES = """\
+Limits
+======
+
+.. list-table:: Berth limits
+   :header-rows: 1
+
+   * - Setting
+     - Default
+     - Meaning
+   * - ``max_draught``
+     - ``11.5``
+     - Deepest keel accepted. Ships over it wait outside.
+   * - ``max_beam``
+     - ``32``
+     - Widest hull accepted.
+
+.. csv-table:: Pilot fees
+   :header: "Zone", "Fee per hour"
+
+   "inner harbour", "40 crowns"
+   "outer roads", "65 crowns"
+"""
+
+
+def test_list_and_csv_table_rows_are_units_read_with_their_header(tmp_path: Path) -> None:
+    found = sentence_texts(LIST_TABLES)
+    row = ("* - ``max_draught``\n     - ``11.5``\n     - Deepest keel accepted. "
+           "Ships over it wait outside.")
+    assert row in found and '"outer roads", "65 crowns"' in found
+    parts = sentences(LIST_TABLES)
+    beam = next(s for s in parts if "max_beam" in LIST_TABLES[s.start:s.end])
+    assert {"set", "default", "mean"} <= beam.context
+    fee = next(s for s in parts if "outer roads" in LIST_TABLES[s.start:s.end])
+    assert {"zone", "fee", "hour"} <= fee.context
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "limits.rst").write_text(LIST_TABLES, encoding="utf-8")
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        kb.ingest([docs])
+        anyone = Principal("reader", roles=["public"])
+        answer = kb.ask("What is the default max_beam?", principal=anyone)
+        assert answer.status == "answered" and "``32``" in answer.answer
+        assert (answer.citations[0].line_start, answer.citations[0].line_end) == (13, 15)
+        answer = kb.ask("What is the pilot fee per hour in the outer roads zone?",
+                        principal=anyone)
+        assert answer.status == "answered" and "65 crowns" in answer.answer

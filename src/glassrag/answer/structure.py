@@ -23,6 +23,12 @@ _DELIMITER = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t
 _SIMPLE_BORDER = re.compile(r"[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
 _GRID_BORDER = re.compile(r"[ \t]*\+(?:-+\+)+[ \t]*$")
 _GRID_HEADER_END = re.compile(r"[ \t]*\+(?:=+\+)+[ \t]*$")
+# A reST list table: its directive line, its header-rows option and the line opening a row.
+_LIST_TABLE = re.compile(r"([ \t]*)\.\.[ \t]+(list|csv)-table::")
+_HEADER_ROWS = re.compile(r"[ \t]*:header-rows:[ \t]*(\d+)")
+_CSV_HEADER = re.compile(r"[ \t]*:header:[ \t]*\S")
+_OPTION = re.compile(r"[ \t]*:[\w-]+:(?:[ \t]|$)")
+_ROW_START = re.compile(r"[ \t]*\*[ \t]+-(?:[ \t]|$)")
 # ".. name:: argument": a directive with an argument on its first line.
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w:.-]+)::[ \t]+(\S[^\n]*)$")
 # Directives that hold text, code, media or structure rather than describe a named thing;
@@ -67,6 +73,7 @@ def line_contexts(text: str) -> dict[int, LineContext]:
     """For each line (by index) that is a table row under a header or a line of an object
     directive's body: its :class:`LineContext`. Lines with none are absent."""
     if "|" not in text and "==" not in text and ".. " not in text and "+-" not in text:
+        # No table and no directive: the common case, decided without splitting lines.
         return {}
     lines = text.split("\n")
     starts = line_starts(text)
@@ -108,8 +115,57 @@ def _table_rows(lines: Sequence[str]) -> list[tuple[int, list[int]]]:
         if _GRID_BORDER.match(line) and (not index or not lines[index - 1].strip()):
             index = _grid_table(lines, index, out)
             continue
+        table = _LIST_TABLE.match(line) if "-table::" in line else None
+        if table is not None:
+            read = _list_table if table.group(2) == "list" else _csv_table
+            index = read(lines, index, out)
+            continue
         index += 1
     return out
+
+
+def _csv_table(lines: Sequence[str], top: int,
+               out: list[tuple[int, list[int]]]) -> int:
+    """Read the reST CSV table whose directive is line ``top``; returns the line after it.
+    Its ``:header:`` option is the header of every row (a line of its body)."""
+    indent = len(lines[top]) - len(lines[top].lstrip(" \t"))
+    header: list[int] = []
+    index = top + 1
+    while index < len(lines):
+        line = lines[index]
+        if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+            break
+        if _CSV_HEADER.match(line):
+            header = [index]
+        elif header and line.strip() and not _OPTION.match(line):
+            out.append((index, header))
+        index += 1
+    return index
+
+
+def _list_table(lines: Sequence[str], top: int,
+                out: list[tuple[int, list[int]]]) -> int:
+    """Read the reST list table whose directive is line ``top``; returns the line after it.
+    Its first ``:header-rows:`` rows (``* - cell`` with the ``- cell`` lines under it) are
+    the header of the others; a row is keyed by its first line."""
+    indent = len(lines[top]) - len(lines[top].lstrip(" \t"))
+    wanted, rows, index = 0, list[list[int]](), top + 1
+    while index < len(lines):
+        line = lines[index]
+        if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+            break
+        option = _HEADER_ROWS.match(line)
+        if option is not None and not rows:
+            wanted = int(option.group(1))
+        elif _ROW_START.match(line):
+            rows.append([index])
+        elif rows and line.strip():
+            rows[-1].append(index)
+        index += 1
+    if 0 < wanted < len(rows):
+        header = [i for row in rows[:wanted] for i in row]
+        out.extend((row[0], header) for row in rows[wanted:])
+    return index
 
 
 def _simple_table(lines: Sequence[str], top: int,

@@ -84,6 +84,11 @@ _STARTS_BLOCK = re.compile(
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 # The border of a reST simple table: columns of "=" (one column is a heading's underline).
 _TABLE_BORDER = re.compile(r"[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
+# A reST list or CSV table, and the line that starts a list table's row ("* - cell"): a
+# row's cells ("  - cell") are one unit, not items of a list; a CSV table's row is a line.
+_LIST_TABLE = re.compile(r"[ \t]*\.\.[ \t]+(list|csv)-table::")
+_ROW_START = re.compile(r"[ \t]*\*[ \t]+-(?:[ \t]|$)")
+_FIELD = re.compile(r"[ \t]*:[^:\s`][^:`\n]*:(?:[ \t]|$)")
 
 
 # Directives whose body is code or program output: its lines are never joined as prose.
@@ -137,12 +142,16 @@ def _hard_breaks(text: str, every_line: bool,
     fence: str | None = None
     literal: int | None = None  # indentation of the line that opened a reST literal block
     table = False  # inside a reST simple table: each row is a unit of its own
+    list_table: int | None = None  # indentation of a list or CSV table's directive line
+    csv = False
     pos = 0
     for index, line in enumerate(lines[:-1]):
         end = pos + len(line)
         following = lines[index + 1]
         if literal is not None and line.strip() and _indent(line) <= literal:
             literal = None
+        if list_table is not None and line.strip() and _indent(line) <= list_table:
+            list_table = None
         fence_match = _FENCE.match(line)
         if fence is None and literal is None and _TABLE_BORDER.match(line):
             # A border opens a table after a blank line and closes it before one.
@@ -151,6 +160,11 @@ def _hard_breaks(text: str, every_line: bool,
         elif table and line.strip():
             breaks.append(end)
             rows.append((pos, end))
+        elif list_table is not None and line.strip() and not _FIELD.match(line):
+            rows.append((pos, end))  # a line of a row: it ends with the row
+            if (csv or not following.strip() or _indent(following) <= list_table
+                    or _ROW_START.match(following)):
+                breaks.append(end)
         elif literal is not None and line.strip():
             breaks.append(end)  # a line of a literal block is its own unit
             code.append((pos, end))
@@ -175,10 +189,14 @@ def _hard_breaks(text: str, every_line: bool,
             breaks.append(end)
         if fence is None and literal is None and _opens_literal(line):
             literal = _indent(line)
+        table_match = _LIST_TABLE.match(line) if fence is None and literal is None else None
+        if table_match is not None:
+            list_table, csv = _indent(line), table_match.group(1) == "csv"
         pos = end + 1
     if (fence is not None or (literal is not None and _indent(lines[-1]) > literal)) and lines:
         code.append((pos, len(text)))  # the last line is still inside the code block
-    elif table and lines[-1].strip() and not _TABLE_BORDER.match(lines[-1]):
+    elif (table and not _TABLE_BORDER.match(lines[-1])) or (
+            list_table is not None and _indent(lines[-1]) > list_table):
         rows.append((pos, len(text)))
     return breaks, code, rows
 
