@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from glassrag.answer.structure import directive_argument, line_contexts, line_starts
 from glassrag.text.analysis import analyze
-from glassrag.text.sentences import sentences_and_code
+from glassrag.text.sentences import is_markup, sentences_and_code
 
 # The most characters of a block a sentence ending in ":" brings into its quote; a longer
 # block is cut at a line end (the quote stays a verbatim slice).
 MAX_INTRODUCED_CHARS = 480
 # Lines that open a block of their own: the next line after a sentence ending in ":".
-_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|\|)")
+# A reST field (":param name: ...", ":returns:") is an item too.
+_LIST_ITEM = re.compile(
+    r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|\||:[^:\s`][^:`\n]*:(?:[ \t]|$))")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
@@ -40,6 +44,10 @@ class Sentence:
     heading: bool
     asks: bool  # a question (a FAQ entry): what follows it answers it
     tokens: tuple[str, ...] = ()  # its analysed terms in order
+    # The terms of what it is read with: its table's header, the name its directive documents.
+    context: frozenset[str] = frozenset()
+    titled_by: int = -1  # the sentence of the object directive whose body holds it
+    title: str = ""  # that directive's argument: the name of what the body describes
 
 
 # As many texts as passages.shapes remembers: a chunk's title line is read from its
@@ -56,6 +64,9 @@ def sentences(text: str) -> tuple[Sentence, ...]:
     and its title line (:func:`~glassrag.answer.passages.title_unit`) read the same
     sentences, and the best chunks come back question after question."""
     spans, code = sentences_and_code(text, semicolons=True)
+    contexts = line_contexts(text)
+    starts = line_starts(text) if contexts else []
+    sentence_at: dict[int, int] = {}  # line index -> the sentence starting on it
     out: list[Sentence] = []
     block = 0
     previous_end = 0
@@ -64,7 +75,21 @@ def sentences(text: str) -> tuple[Sentence, ...]:
         piece = text[start:end]
         line_start = text.rfind("\n", 0, start) + 1
         is_code = any(a <= start < b for a, b in code)
-        heading = not is_code and is_heading(text, start, end, line_start)
+        # An object directive's line names what its body describes: a title, not a quote.
+        heading = not is_code and (is_heading(text, start, end, line_start)
+                                   or (start == line_start and directive_argument(piece)
+                                       is not None))
+        context, titled_by, title = frozenset[str](), -1, ""
+        if contexts:
+            line = bisect_right(starts, start) - 1
+            sentence_at.setdefault(line, len(out))
+            found = contexts.get(line)
+            if found is not None:
+                context = frozenset(t for a, b in found.about for t in analyze(text[a:b]))
+                titled_by = sentence_at.get(found.title, -1)
+                if found.title >= 0:
+                    a, b = found.about[-1]
+                    title = text[a:b]
         gap = text[previous_end:start]
         new_line = "\n" in gap
         if out and (
@@ -74,10 +99,10 @@ def sentences(text: str) -> tuple[Sentence, ...]:
             or _FENCE.match(piece)
         ):
             block += 1
-        tokens = () if _FENCE.match(piece) else tuple(analyze(piece))
+        tokens = () if _FENCE.match(piece) or is_markup(piece) else tuple(analyze(piece))
         asks = not is_code and _ASKS.search(piece) is not None
         out.append(Sentence(start, end, frozenset(tokens), block, is_code, heading, asks,
-                             tokens))
+                             tokens, context, titled_by, title))
         previous_end, previous_code = end, is_code
     return tuple(out)
 
@@ -102,6 +127,9 @@ def is_heading(text: str, start: int, end: int, line_start: int) -> bool:
 def title_span(text: str, heading: Sentence) -> tuple[int, int] | None:
     """The title of a ``heading`` sentence of ``text``, without a Markdown heading's ``#``
     marks (opening and closing), or None when nothing is left."""
+    argument = directive_argument(text[heading.start : heading.end])
+    if argument is not None:  # ".. envvar:: BUILD_NUMBER" is titled BUILD_NUMBER
+        return heading.start + argument[0], heading.start + argument[1]
     marks = _ATX_HEADING.match(text, heading.start)
     start = heading.start
     if marks is not None:

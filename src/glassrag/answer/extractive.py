@@ -145,7 +145,8 @@ def value_for(question: str, first: Scored, scored: list[Scored]) -> Scored | No
     # A question about the default is not answered by a sentence that gives some other value
     # (an option reference's description beside its "Default: `4096`" line).
     default = asks_default(question) and not states_default(first.unit.text)
-    if default or not new_literal(first.unit, asked, kind):
+    # The directive's name a unit is read with is quoted as its title, not taken as stated.
+    if default or not new_literal(first.unit, asked, kind, titled=False):
         titled = None if default or kind == "number" else _titled_name(first, asked, scored)
         return titled or _value_in_section(first, scored, asked, kind, default)
     return None

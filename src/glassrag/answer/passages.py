@@ -54,6 +54,10 @@ class Unit:
     size: int  # sentences in the unit
     standing: float = 1.0  # its hit's retrieval score over the best hit's (0 to 1)
     pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent analysed terms
+    # What it is read with (its table's header, the name its directive documents): counted
+    # like the chunk's heading path.
+    context: frozenset[str] = frozenset()
+    title: str = ""  # the name the object directive around it documents (``BUILD_NUMBER``)
 
     @property
     def text(self) -> str:
@@ -142,6 +146,8 @@ class Shape(NamedTuple):
     literals: tuple[str, ...]
     size: int
     pairs: frozenset[tuple[str, str]]
+    context: frozenset[str]
+    title: str
 
 
 @functools.lru_cache(maxsize=SHAPES_CACHED)
@@ -184,10 +190,12 @@ def title_unit(unit: Unit) -> Unit | None:
     ``enable_testing`` says "Enable testing for current directory and below"."""
     chunk = unit.chunk
     parts = sentences(chunk.text)
-    above = [i for i, s in enumerate(parts) if s.heading and s.end <= unit.start]
-    if not above:
-        return None
-    index = above[-1]
+    index = parts[unit.sentence_index].titled_by
+    if index < 0:
+        above = [i for i, s in enumerate(parts) if s.heading and s.end <= unit.start]
+        if not above:
+            return None
+        index = above[-1]
     span = title_span(chunk.text, parts[index])
     if span is None:
         return None
@@ -198,7 +206,8 @@ def title_unit(unit: Unit) -> Unit | None:
 
 def _unit(hit_index: int, chunk: Chunk, shape: Shape, standing: float) -> Unit:
     return Unit(hit_index, shape.sentence_index, chunk, shape.start, shape.end, shape.terms,
-                shape.block, shape.code, shape.literals, shape.size, standing, shape.pairs)
+                shape.block, shape.code, shape.literals, shape.size, standing, shape.pairs,
+                shape.context, shape.title)
 
 
 def _shape(index: int, text: str, parts: list[Sentence],
@@ -217,8 +226,9 @@ def _shape(index: int, text: str, parts: list[Sentence],
     if len(parts) == 2:  # the pairs of both sentences' terms in a row: each one's, and the join
         first, second = parts[0].tokens, parts[1].tokens
         joined = joined | pairs[1] | ({(first[-1], second[0])} if first and second else set())
+    context = parts[0].context if len(parts) == 1 else parts[0].context | parts[1].context
     return Shape(index, start, end, terms, parts[0].block, all(p.code for p in parts),
-                 literals(text[start:end]), len(parts), joined)
+                 literals(text[start:end]), len(parts), joined, context, parts[0].title)
 
 
 def term_pairs(tokens: Sequence[str]) -> frozenset[tuple[str, str]]:

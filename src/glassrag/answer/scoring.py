@@ -147,6 +147,8 @@ def _scored(asked: _Asked, unit: Unit, heading: frozenset[str], context: frozens
     preference adds the shape of an answer: a literal value when the question asks for one,
     prose over code, a hit scored near the best one, the question's words in its order."""
     terms, weights, words = asked.terms, asked.weights, unit.terms
+    if unit.context:  # a table row's header, the name its directive documents
+        heading = heading | unit.context
     extra = asked.short_or_long(words)
     held = frozenset(t for t in terms if t in words) | extra
     found = sum(weights[t] for t in held)
@@ -221,8 +223,14 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     )
 
 
-def new_literal(unit: Unit, asked: str, kind: str = "any") -> bool:
-    """Whether the unit holds a literal value of ``kind`` the question does not already name."""
+def new_literal(unit: Unit, asked: str, kind: str = "any", titled: bool = True) -> bool:
+    """Whether the unit holds a literal value of ``kind`` the question does not already name.
+    With ``titled``, the name an object directive documents counts for the lines of its body:
+    under ``.. envvar:: BUILD_NUMBER``, "When set, pytest runs as in CI" answers "which
+    variable"."""
+    if (titled and unit.title and kind != "number"
+            and unit.title.strip("`").casefold() not in asked):
+        return True
     return any(value not in asked for value in of_kind(unit.literals, kind))
 
 

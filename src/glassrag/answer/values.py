@@ -33,7 +33,8 @@ _SEEKS_LITERAL = re.compile(
 
 # Where a link points and a bare URL: an address, not a value the text states (the numbers
 # of "[CVE-2018-12121](https://...)" name an advisory, they answer no "what value").
-_ADDRESS = re.compile(r"\]\([^)\s]*\)|https?://[^\s<>)\]]+")
+# A reST cross-reference (:ref:`ci-pipelines`, :doc:`/quickstart`) points the same way.
+_ADDRESS = re.compile(r"\]\([^)\s]*\)|https?://[^\s<>)\]]+|:(?:ref|doc|numref|download):`[^`\n]*`")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # A metavariable of a synopsis (``<name>``, ``<dir>``): it stands for a value the reader
 # supplies, so it is no value the documentation gives.
@@ -84,7 +85,7 @@ _SENTENCE_END = re.compile(r"[.!?]\s|[\u3002\uff01\uff1f\uff1b]")
 def literals(text: str) -> tuple[str, ...]:
     """The literal values in ``text`` (see :func:`has_literal`), casefolded, without the
     backticks and quotes around them."""
-    if "](" in text or "://" in text:
+    if "](" in text or "://" in text or ":`" in text:
         text = _ADDRESS.sub(" ", text)
     found = (m.group().strip("`\"'\u201c\u201d\u300c\u300d").casefold()
              for m in _literal_matches(text))

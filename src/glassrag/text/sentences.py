@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["code_spans", "sentences_and_code", "split_sentences", "sentence_texts"]
+__all__ = ["code_spans", "is_markup", "sentences_and_code", "split_sentences", "sentence_texts"]
 
 _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
 # A run of terminators and the quotes/brackets that close the sentence with them: Latin ones
@@ -47,6 +47,19 @@ _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")  # u.s, e.g, a.m: the last period is 
 _LIST_NUMBER = re.compile(r"[ \t]*(?:\d{1,3}|[a-zA-Z]|#)\Z")
 # A line that is a block of its own: nothing before it continues into it, nor it into
 # whatever follows.
+# Lines of a documentation site's markup that a reader never sees: a shortcode or include,
+# an attribute list, an alert's marker, an MDX import, a content tab's label.
+_MARKUP = (
+    r"\{\{[<%].*[>%]\}\}[ \t]*$"                    # Hugo shortcode ({{< note >}})
+    r"|\{%.*%\}[ \t]*$"                             # Liquid or Jinja tag ({% include x %})
+    r"|\{:.*\}[ \t]*$"                              # kramdown attribute list ({: .note })
+    r"|>[ \t]*\[![A-Za-z]+\][ \t]*$"                 # GitHub alert marker (> [!NOTE])
+    r"|(?:import|export)[ \t][^\n]*[\"'];?[ \t]*$"  # MDX import or export
+    r"|={3}[!+]?[ \t]+\"[^\"\n]*\"[ \t]*$"          # MkDocs content tab (=== "Python")
+)
+_MARKUP_LINE = re.compile(rf"[ \t]*(?:{_MARKUP})")
+# A line that is a block of its own: nothing before it continues into it, nor it into
+# whatever follows.
 _BLOCK_LINE = re.compile(
     r"[ \t]*(?:"
     r"#{1,6}(?:[ \t]|$)"                     # Markdown ATX heading
@@ -56,13 +69,26 @@ _BLOCK_LINE = re.compile(
     r"|:{3,}"                                # container marker (::: tip)
     r"|(?:!!!|\?\?\?\+?)[ \t]"               # MkDocs admonition
     r"|\.\.[ \t]"                            # reST directive, target or comment
-    r"|</?[A-Za-z][^>]*>[ \t]*$"             # a line that is only an HTML tag
+    r"|</?[A-Za-z][^>]*>[ \t]*$"             # a line that is only an HTML or JSX tag
+    rf"|{_MARKUP}"
+    r"|=+(?:[ \t]+=+)+[ \t]*$"              # reST simple table border (===  ====)
     r"|([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$"   # heading underline, thematic break, table rule
     r")"
 )
 # Lines that start a block, so the line before them ends: the above plus list items.
-_STARTS_BLOCK = re.compile(r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|[a-zA-Z#][.)][ \t])")
+# A reST field (":param retries: ...", ":returns:") is an item of its own too; a role at the
+# start of a line (":func:`echo` writes ...") is followed by a backtick, not a space.
+_STARTS_BLOCK = re.compile(
+    r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|[a-zA-Z#][.)][ \t]|:[^:\s`][^:`\n]*:(?:[ \t]|$))"
+)
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+# The border of a reST simple table: columns of "=" (one column is a heading's underline).
+_TABLE_BORDER = re.compile(r"[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
+# A reST list or CSV table, and the line that starts a list table's row ("* - cell"): a
+# row's cells ("  - cell") are one unit, not items of a list; a CSV table's row is a line.
+_LIST_TABLE = re.compile(r"[ \t]*\.\.[ \t]+(list|csv)-table::")
+_ROW_START = re.compile(r"[ \t]*\*[ \t]+-(?:[ \t]|$)")
+_FIELD = re.compile(r"[ \t]*:[^:\s`][^:`\n]*:(?:[ \t]|$)")
 
 
 # Directives whose body is code or program output: its lines are never joined as prose.
@@ -105,22 +131,41 @@ def _is_abbreviation(text: str, line_start: int, dot: int) -> bool:
     return word in _ABBREVIATIONS or _DOTTED.fullmatch(word) is not None
 
 
-def _hard_breaks(text: str, every_line: bool) -> tuple[list[int], list[tuple[int, int]]]:
-    """Offsets of the newlines that end a sentence whatever precedes them, and the spans of
-    code lines (inside which no terminator counts)."""
+def _hard_breaks(text: str, every_line: bool,
+                 ) -> tuple[list[int], list[tuple[int, int]], list[tuple[int, int]]]:
+    """Offsets of the newlines that end a sentence whatever precedes them, the spans of
+    code lines and the spans of table rows (inside both, no terminator counts)."""
     breaks: list[int] = []
     code: list[tuple[int, int]] = []
+    rows: list[tuple[int, int]] = []
     lines = text.split("\n")
     fence: str | None = None
     literal: int | None = None  # indentation of the line that opened a reST literal block
+    table = False  # inside a reST simple table: each row is a unit of its own
+    list_table: int | None = None  # indentation of a list or CSV table's directive line
+    csv = False
     pos = 0
     for index, line in enumerate(lines[:-1]):
         end = pos + len(line)
         following = lines[index + 1]
         if literal is not None and line.strip() and _indent(line) <= literal:
             literal = None
+        if list_table is not None and line.strip() and _indent(line) <= list_table:
+            list_table = None
         fence_match = _FENCE.match(line)
-        if literal is not None and line.strip():
+        if fence is None and literal is None and _TABLE_BORDER.match(line):
+            # A border opens a table after a blank line and closes it before one.
+            table = not (table and not following.strip())
+            breaks.append(end)
+        elif table and line.strip():
+            breaks.append(end)
+            rows.append((pos, end))
+        elif list_table is not None and line.strip() and not _FIELD.match(line):
+            rows.append((pos, end))  # a line of a row: it ends with the row
+            if (csv or not following.strip() or _indent(following) <= list_table
+                    or _ROW_START.match(following)):
+                breaks.append(end)
+        elif literal is not None and line.strip():
             breaks.append(end)  # a line of a literal block is its own unit
             code.append((pos, end))
         elif fence is not None:  # inside a code block: every line is its own unit
@@ -144,10 +189,16 @@ def _hard_breaks(text: str, every_line: bool) -> tuple[list[int], list[tuple[int
             breaks.append(end)
         if fence is None and literal is None and _opens_literal(line):
             literal = _indent(line)
+        table_match = _LIST_TABLE.match(line) if fence is None and literal is None else None
+        if table_match is not None:
+            list_table, csv = _indent(line), table_match.group(1) == "csv"
         pos = end + 1
     if (fence is not None or (literal is not None and _indent(lines[-1]) > literal)) and lines:
         code.append((pos, len(text)))  # the last line is still inside the code block
-    return breaks, code
+    elif (table and not _TABLE_BORDER.match(lines[-1])) or (
+            list_table is not None and _indent(lines[-1]) > list_table):
+        rows.append((pos, len(text)))
+    return breaks, code, rows
 
 
 def split_sentences(
@@ -182,24 +233,27 @@ def _one_sentence(text: str, semicolons: bool) -> list[tuple[int, int]] | None:
 
 
 def _split(text: str, every_line: bool, semicolons: bool,
-           hard: tuple[list[int], list[tuple[int, int]]] | None = None,
+           hard: tuple[list[int], list[tuple[int, int]], list[tuple[int, int]]] | None = None,
            ) -> list[tuple[int, int]]:
     """:func:`split_sentences`, by the general scan (``hard``: :func:`_hard_breaks` of the
     text, when the caller has it)."""
     if hard is None:
-        hard = _hard_breaks(text, every_line) if "\n" in text else ([], [])
-    breaks, code = hard
+        hard = _hard_breaks(text, every_line) if "\n" in text else ([], [], [])
+    breaks, code, rows = hard
     ends: set[int] = set(breaks)
     protected = _protected(text) if ("`" in text or "://" in text) else []
-    if code:
-        protected = sorted(protected + code)
+    if code or rows:
+        protected = sorted(protected + code + rows)
     starts = [start for start, _ in protected]
     for match in (_END_SEMICOLON if semicolons else _END).finditer(text):
         dot = match.start()
         if protected and _inside(protected, starts, dot):
             continue
+        line_start = text.rfind("\n", 0, dot) + 1
+        if not text[line_start:dot].strip():
+            continue  # punctuation opening a line (".. note::", "... and so on") ends nothing
         if text[dot] == "." and match.group().rstrip(_CLOSERS + "*_") == "." and _is_abbreviation(
-            text, text.rfind("\n", 0, dot) + 1, dot
+            text, line_start, dot
         ):
             continue
         ends.add(match.end())
@@ -225,8 +279,15 @@ def sentences_and_code(text: str, *, semicolons: bool = False,
     one = _one_sentence(text, semicolons)
     if one is not None:
         return one, []  # one line: no code block
-    hard = _hard_breaks(text, False) if "\n" in text else ([], [])
+    hard = _hard_breaks(text, False) if "\n" in text else ([], [], [])
     return _split(text, False, semicolons, hard), hard[1]
+
+
+def is_markup(sentence: str) -> bool:
+    """Whether ``sentence`` is a line of a documentation site's markup (a shortcode, an
+    include, an attribute list, an alert marker, an MDX import, a content tab's label): a
+    block of its own that says nothing to quote."""
+    return _MARKUP_LINE.fullmatch(sentence) is not None
 
 
 def sentence_texts(text: str) -> list[str]:

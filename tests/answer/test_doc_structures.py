@@ -1,0 +1,211 @@
+"""Documentation structures the answerer reads: reST directives, fields and simple tables,
+table headers, object directives' names, and documentation-site markup lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from glassrag import KnowledgeBase, Principal
+from glassrag.answer.blocks import sentences, title_span
+from glassrag.answer.structure import directive_argument, line_contexts
+from glassrag.text.sentences import is_markup, sentence_texts
+
+REFERENCE = """\
+Environment
+===========
+
+.. envvar:: QUAYLINE_HOME
+
+   Where the tool keeps its state. See also :ref:`state-dir`.
+
+.. envvar:: QUAYLINE_SPOOL
+
+   Where the tool keeps its state when it runs as a service. Alternative to
+   :envvar:`QUAYLINE_HOME`.
+
+.. versionadded:: 2.4
+   The ``--dry-run`` flag.
+
+.. function:: dock(ship, *, berth=None)
+
+   Moor *ship* at a free berth.
+
+   :param ship: the vessel to moor
+   :returns: the berth number
+   :raises HarbourFull: when no berth is free
+
+Supported tides
+---------------
+
+==========  ==============
+release     lowest tide
+==========  ==============
+2.4         0.8 metres
+2.3         1.1 metres
+==========  ==============
+"""
+
+MARKDOWN = """\
+---
+title: Spooling
+---
+
+import Tabs from '@theme/Tabs';
+
+# Spooling
+
+{{< note >}}
+The spool keeps at most 400 manifests before it rotates.
+{{< /note >}}
+
+> [!WARNING]
+> A manifest over 2 MB is refused with `E_TOO_LARGE`.
+
+| Setting | Default | Meaning |
+|---|---|---|
+| `spool_depth` | `400` | manifests kept |
+| `spool_age` | `7d` | age of the oldest kept manifest |
+
+=== "Linux"
+
+    Run `quayctl spool --start` to start it.
+
+Rotation happens at midnight.
+{: .note }
+"""
+
+
+def _kb(tmp_path: Path) -> KnowledgeBase:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "reference.rst").write_text(REFERENCE, encoding="utf-8")
+    (docs / "spooling.md").write_text(MARKDOWN, encoding="utf-8")
+    kb = KnowledgeBase.open(tmp_path / "kb")
+    kb.ingest([docs])
+    return kb
+
+
+def test_a_directive_line_keeps_its_dots_and_fields_are_items_of_their_own() -> None:
+    found = sentence_texts(REFERENCE)
+    assert ".. versionadded:: 2.4" in found
+    assert ":param ship: the vessel to moor" in found
+    assert ":raises HarbourFull: when no berth is free" in found
+    # A role at the start of a line is text, not a field.
+    assert sentence_texts(":func:`dock` moors a ship\nat a free berth.") == [
+        ":func:`dock` moors a ship\nat a free berth."]
+
+
+def test_simple_table_rows_stand_alone_and_keep_their_periods() -> None:
+    found = sentence_texts(REFERENCE)
+    assert "2.4         0.8 metres" in found
+    assert "release     lowest tide" in found
+    text = "=====  =====\nmin. size\n=====  =====\nx. y   z\n=====  ====="
+    assert sentence_texts(text) == ["=====  =====", "min. size", "=====  =====", "x. y   z",
+                                    "=====  ====="]
+
+
+def test_site_markup_lines_are_blocks_of_their_own_without_terms() -> None:
+    for line in ("{{< note >}}", "{% include 'x.md' %}", "{: .note }", "> [!WARNING]",
+                 "import Tabs from '@theme/Tabs';", '=== "Linux"'):
+        assert is_markup(line), line
+        assert line in sentence_texts(f"Before it.\n{line}\nAfter it.")
+    assert not is_markup("import os") and not is_markup("Import the module.")
+    parts = sentences(MARKDOWN)
+    assert all(not s.terms for s in parts if is_markup(MARKDOWN[s.start:s.end]))
+
+
+def test_rows_are_read_with_their_header_and_bodies_with_their_directive() -> None:
+    contexts = line_contexts(REFERENCE)
+    lines = REFERENCE.split("\n")
+    row = lines.index("2.4         0.8 metres")
+    assert [REFERENCE[a:b] for a, b in contexts[row].about] == ["release     lowest tide"]
+    body = next(i for i, line in enumerate(lines) if "when it runs as a service" in line)
+    assert contexts[body].title == lines.index(".. envvar:: QUAYLINE_SPOOL")
+    assert row not in {i for i, c in contexts.items() if c.title >= 0}
+    # Admonitions, version notes and code blocks are not object descriptions.
+    assert directive_argument(".. versionadded:: 2.4") is None
+    assert directive_argument(".. code-block:: python") is None
+    parts = sentences(MARKDOWN)
+    spooled = next(s for s in parts if "`spool_age`" in MARKDOWN[s.start:s.end])
+    assert {"set", "default", "mean"} <= spooled.context
+
+
+def test_an_object_directive_is_a_title_and_never_a_quote_of_its_own() -> None:
+    parts = sentences(REFERENCE)
+    directive = next(s for s in parts if REFERENCE[s.start:s.end] == ".. envvar:: QUAYLINE_SPOOL")
+    assert directive.heading
+    span = title_span(REFERENCE, directive)
+    assert span is not None and REFERENCE[span[0]:span[1]] == "QUAYLINE_SPOOL"
+    body = next(s for s in parts if REFERENCE[s.start:s.end].startswith(
+        "Where the tool keeps its state when"))
+    assert body.title == "QUAYLINE_SPOOL" and "quayline_spool" in body.context
+
+
+def test_answers_name_the_variable_a_body_describes_and_read_rows_with_headers(
+        tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    anyone = Principal("reader", roles=["public"])
+    answer = kb.ask("Apart from QUAYLINE_HOME, which environment variable sets where the "
+                    "tool keeps its state?", principal=anyone)
+    assert answer.status == "answered"
+    assert "QUAYLINE_SPOOL" in answer.answer
+    answer = kb.ask("What is the lowest tide for release 2.3?", principal=anyone)
+    assert answer.status == "answered" and "1.1 metres" in answer.answer
+    assert answer.citations[0].line_start == answer.citations[0].line_end == 31
+    answer = kb.ask("What is the default spool_age setting?", principal=anyone)
+    assert answer.status == "answered" and "`7d`" in answer.answer
+    answer = kb.ask("How many manifests does the spool keep before it rotates?",
+                    principal=anyone)
+    assert answer.status == "answered" and "400" in answer.answer
+    for citation in answer.citations:
+        assert "{{<" not in citation.quote
+    kb.close()
+
+
+LIST_TABLES = """\
+Limits
+======
+
+.. list-table:: Berth limits
+   :header-rows: 1
+
+   * - Setting
+     - Default
+     - Meaning
+   * - ``max_draught``
+     - ``11.5``
+     - Deepest keel accepted. Ships over it wait outside.
+   * - ``max_beam``
+     - ``32``
+     - Widest hull accepted.
+
+.. csv-table:: Pilot fees
+   :header: "Zone", "Fee per hour"
+
+   "inner harbour", "40 crowns"
+   "outer roads", "65 crowns"
+"""
+
+
+def test_list_and_csv_table_rows_are_units_read_with_their_header(tmp_path: Path) -> None:
+    found = sentence_texts(LIST_TABLES)
+    row = ("* - ``max_draught``\n     - ``11.5``\n     - Deepest keel accepted. "
+           "Ships over it wait outside.")
+    assert row in found and '"outer roads", "65 crowns"' in found
+    parts = sentences(LIST_TABLES)
+    beam = next(s for s in parts if "max_beam" in LIST_TABLES[s.start:s.end])
+    assert {"set", "default", "mean"} <= beam.context
+    fee = next(s for s in parts if "outer roads" in LIST_TABLES[s.start:s.end])
+    assert {"zone", "fee", "hour"} <= fee.context
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "limits.rst").write_text(LIST_TABLES, encoding="utf-8")
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        kb.ingest([docs])
+        anyone = Principal("reader", roles=["public"])
+        answer = kb.ask("What is the default max_beam?", principal=anyone)
+        assert answer.status == "answered" and "``32``" in answer.answer
+        assert (answer.citations[0].line_start, answer.citations[0].line_end) == (13, 15)
+        answer = kb.ask("What is the pilot fee per hour in the outer roads zone?",
+                        principal=anyone)
+        assert answer.status == "answered" and "65 crowns" in answer.answer
