@@ -16,15 +16,14 @@ from dataclasses import dataclass
 
 from glassrag.answer.structure import directive_argument, line_contexts, line_starts
 from glassrag.text.analysis import analyze
-from glassrag.text.sentences import is_markup, sentences_and_code
+from glassrag.text.sentences import FIELD, is_markup, sentences_and_code
 
 # The most characters of a block a sentence ending in ":" brings into its quote; a longer
 # block is cut at a line end (the quote stays a verbatim slice).
 MAX_INTRODUCED_CHARS = 480
 # Lines that open a block of their own: the next line after a sentence ending in ":".
 # A reST field (":param name: ...", ":returns:") is an item too.
-_LIST_ITEM = re.compile(
-    r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|\||:[^:\s`][^:`\n]*:(?:[ \t]|$))")
+_LIST_ITEM = re.compile(rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|\||{FIELD})")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
@@ -87,9 +86,8 @@ def sentences(text: str) -> tuple[Sentence, ...]:
             if found is not None:
                 context = frozenset(t for a, b in found.about for t in analyze(text[a:b]))
                 titled_by = sentence_at.get(found.title, -1)
-                if found.title >= 0:
-                    a, b = found.about[-1]
-                    title = text[a:b]
+                if found.name is not None:
+                    title = text[found.name[0] : found.name[1]]
         gap = text[previous_end:start]
         new_line = "\n" in gap
         if out and (

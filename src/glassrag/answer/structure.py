@@ -17,18 +17,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from glassrag.text.sentences import FIELD, LIST_TABLE, LIST_TABLE_ROW, SIMPLE_TABLE_BORDER
+
 # A Markdown table's delimiter row: | --- | :---: | (the outer pipes optional).
 _DELIMITER = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
 # reST: a simple table's border (two columns or more) and a grid table's borders.
-_SIMPLE_BORDER = re.compile(r"[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
+_SIMPLE_BORDER = re.compile(rf"[ \t]*{SIMPLE_TABLE_BORDER}")
 _GRID_BORDER = re.compile(r"[ \t]*\+(?:-+\+)+[ \t]*$")
 _GRID_HEADER_END = re.compile(r"[ \t]*\+(?:=+\+)+[ \t]*$")
-# A reST list table: its directive line, its header-rows option and the line opening a row.
-_LIST_TABLE = re.compile(r"([ \t]*)\.\.[ \t]+(list|csv)-table::")
+# reST list and CSV tables: the directive line, its options (the header rows' count, the
+# CSV header) and the line opening a list table's row.
+_LIST_TABLE = re.compile(LIST_TABLE)
 _HEADER_ROWS = re.compile(r"[ \t]*:header-rows:[ \t]*(\d+)")
 _CSV_HEADER = re.compile(r"[ \t]*:header:[ \t]*\S")
-_OPTION = re.compile(r"[ \t]*:[\w-]+:(?:[ \t]|$)")
-_ROW_START = re.compile(r"[ \t]*\*[ \t]+-(?:[ \t]|$)")
+_OPTION = re.compile(rf"[ \t]*{FIELD}")
+_ROW_START = re.compile(LIST_TABLE_ROW)
 # ".. name:: argument": a directive with an argument on its first line.
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w:.-]+)::[ \t]+(\S[^\n]*)$")
 # Directives that hold text, code, media or structure rather than describe a named thing;
@@ -52,11 +55,13 @@ _NOT_OBJECTS = frozenset({
 @dataclass(frozen=True)
 class LineContext:
     """What one line is about beyond its words: ``about`` (offsets into the text of the
-    header row or directive name it is read with) and ``title``, the line index of the
-    object directive whose body holds it (or -1)."""
+    header row or directive name it is read with); ``title``, the line index of the object
+    directive whose body holds it (or -1), and ``name``, the offsets of the name that
+    directive documents."""
 
     about: tuple[tuple[int, int], ...] = ()
     title: int = -1
+    name: tuple[int, int] | None = None
 
 
 def line_starts(text: str) -> list[int]:
@@ -83,7 +88,8 @@ def line_contexts(text: str) -> dict[int, LineContext]:
         out[index] = LineContext(about=tuple(spans[h] for h in header))
     for index, directive, argument in _directive_bodies(lines, starts):
         previous = out.get(index, LineContext())
-        out[index] = LineContext(about=previous.about + (argument,), title=directive)
+        out[index] = LineContext(about=previous.about + (argument,), title=directive,
+                                 name=argument)
     return out
 
 
@@ -117,7 +123,7 @@ def _table_rows(lines: Sequence[str]) -> list[tuple[int, list[int]]]:
             continue
         table = _LIST_TABLE.match(line) if "-table::" in line else None
         if table is not None:
-            read = _list_table if table.group(2) == "list" else _csv_table
+            read = _list_table if table.group(1) == "list" else _csv_table
             index = read(lines, index, out)
             continue
         index += 1

@@ -47,6 +47,18 @@ _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")  # u.s, e.g, a.m: the last period is 
 _LIST_NUMBER = re.compile(r"[ \t]*(?:\d{1,3}|[a-zA-Z]|#)\Z")
 # A line that is a block of its own: nothing before it continues into it, nor it into
 # whatever follows.
+# reST structures, as patterns the answerer's table and directive readers share
+# (answer/structure.py, answer/blocks.py). A field (":param retries: ...", ":returns:"): a
+# role at the start of a line (":func:`echo` writes ...") is followed by a backtick, not a
+# space.
+FIELD = r":[^:\s`][^:`\n]*:(?:[ \t]|$)"
+# A simple table's border: columns of "=" (one column is a heading's underline).
+SIMPLE_TABLE_BORDER = r"=+(?:[ \t]+=+)+[ \t]*$"
+# A list or CSV table's directive line, and the line that starts a list table's row
+# ("* - cell"): a row's cells ("  - cell") are one unit, not items of a list; a CSV table's
+# row is a line.
+LIST_TABLE = r"[ \t]*\.\.[ \t]+(list|csv)-table::"
+LIST_TABLE_ROW = r"[ \t]*\*[ \t]+-(?:[ \t]|$)"
 # Lines of a documentation site's markup that a reader never sees: a shortcode or include,
 # an attribute list, an alert's marker, an MDX import, a content tab's label.
 _MARKUP = (
@@ -71,24 +83,19 @@ _BLOCK_LINE = re.compile(
     r"|\.\.[ \t]"                            # reST directive, target or comment
     r"|</?[A-Za-z][^>]*>[ \t]*$"             # a line that is only an HTML or JSX tag
     rf"|{_MARKUP}"
-    r"|=+(?:[ \t]+=+)+[ \t]*$"              # reST simple table border (===  ====)
+    rf"|{SIMPLE_TABLE_BORDER}"               # reST simple table border (===  ====)
     r"|([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$"   # heading underline, thematic break, table rule
     r")"
 )
-# Lines that start a block, so the line before them ends: the above plus list items.
-# A reST field (":param retries: ...", ":returns:") is an item of its own too; a role at the
-# start of a line (":func:`echo` writes ...") is followed by a backtick, not a space.
+# Lines that start a block, so the line before them ends: the above plus list items and
+# reST fields.
 _STARTS_BLOCK = re.compile(
-    r"[ \t]*(?:[-*+\u2022][ \t]|\d{1,9}[.)][ \t]|[a-zA-Z#][.)][ \t]|:[^:\s`][^:`\n]*:(?:[ \t]|$))"
-)
+    rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|[a-zA-Z#][.)][ \t]|{FIELD})")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
-# The border of a reST simple table: columns of "=" (one column is a heading's underline).
-_TABLE_BORDER = re.compile(r"[ \t]*=+(?:[ \t]+=+)+[ \t]*$")
-# A reST list or CSV table, and the line that starts a list table's row ("* - cell"): a
-# row's cells ("  - cell") are one unit, not items of a list; a CSV table's row is a line.
-_LIST_TABLE = re.compile(r"[ \t]*\.\.[ \t]+(list|csv)-table::")
-_ROW_START = re.compile(r"[ \t]*\*[ \t]+-(?:[ \t]|$)")
-_FIELD = re.compile(r"[ \t]*:[^:\s`][^:`\n]*:(?:[ \t]|$)")
+_TABLE_BORDER = re.compile(rf"[ \t]*{SIMPLE_TABLE_BORDER}")
+_LIST_TABLE = re.compile(LIST_TABLE)
+_ROW_START = re.compile(LIST_TABLE_ROW)
+_FIELD = re.compile(rf"[ \t]*{FIELD}")
 
 
 # Directives whose body is code or program output: its lines are never joined as prose.
@@ -249,11 +256,12 @@ def _split(text: str, every_line: bool, semicolons: bool,
         dot = match.start()
         if protected and _inside(protected, starts, dot):
             continue
-        line_start = text.rfind("\n", 0, dot) + 1
-        if not text[line_start:dot].strip():
-            continue  # punctuation opening a line (".. note::", "... and so on") ends nothing
+        if not dot or text[dot - 1] in " \t\n":  # a word before it is the common case
+            line_start = text.rfind("\n", 0, dot) + 1
+            if not text[line_start:dot].strip():
+                continue  # punctuation opening a line (".. note::", "... and so on") ends nothing
         if text[dot] == "." and match.group().rstrip(_CLOSERS + "*_") == "." and _is_abbreviation(
-            text, line_start, dot
+            text, text.rfind("\n", 0, dot) + 1, dot
         ):
             continue
         ends.add(match.end())
