@@ -424,3 +424,30 @@ def test_the_sentence_holding_the_question_words_in_its_order_is_quoted() -> Non
         == ["In the end the server will close idle connections, one by one."]
     [unit] = [u for u in units([make_hit("net#1", text)], 5) if u.start > 0 and u.size == 1]
     assert ("close", "idl") in unit.pairs and ("idl", "connect") in unit.pairs
+
+
+def test_a_value_question_gets_the_default_from_the_section_of_the_setting_its_answer_names(
+) -> None:
+    # A guide says which setting governs the behaviour; the reference section titled with
+    # that setting, also among the evidence, states its value.
+    guide = make_hit("logging.md#2", (
+        "Old log files are removed from the `logs-dir` when there are more of them than "
+        "`logs-max` allows, oldest first.\n"), heading="Logging › Retention")
+    reference = make_hit("config.md#9", (
+        "#### `logs-max`\n\n* Default: 10\n* Type: Number\n\n"
+        "The maximum number of log files to store.\n"), heading="Settings › `logs-max`",
+        source="config.md")
+    assert quotes("How many log files are kept before the oldest are removed?",
+                  [guide, reference]) == [
+        "Old log files are removed from the `logs-dir` when there are more of them than "
+        "`logs-max` allows, oldest first.", "* Default: 10"]
+
+
+def test_a_setting_named_by_the_question_itself_does_not_pull_in_its_section() -> None:
+    guide = make_hit("logging.md#2", (
+        "Old log files are removed when there are more of them than `logs-max` allows.\n"),
+        heading="Logging › Retention")
+    reference = make_hit("config.md#9", "#### `logs-max`\n\n* Default: 10\n",
+                         heading="Settings › `logs-max`", source="config.md")
+    got = quotes("How many log files does logs-max keep?", [guide, reference])
+    assert "* Default: 10" not in got

@@ -167,3 +167,22 @@ def test_every_quote_line_range_holds_the_quote(text: str, question: list[str]) 
         # the range is the quote's own: its first and last lines hold the quote's ends
         first, last = citation.quote.split("\n")[0], citation.quote.split("\n")[-1]
         assert first in lines[citation.line_start - 1] and last in lines[citation.line_end - 1]
+
+
+def test_a_markdown_table_row_is_one_sentence_whatever_its_cells_say() -> None:
+    # A flag's row: its description cell holds several sentences and inline code, and the
+    # row is one record (the flag, its default, its description), also as a chunk's last line.
+    row = ('| `--tag` | "latest" | String | If you ask for no version, the tag is used. '
+           "It is added by `dist-tag add`. Used by `publish` too. |")
+    text = "| Flag | Default | Type | Description |\n| --- | --- | --- | --- |\n" + row
+    assert [text[s:e] for s, e in split_sentences(text)][-1] == row
+    assert row in [text[s:e] for s, e in split_sentences(text + "\n| `--x` | 1 | N | Y. |\n")]
+
+
+def test_a_simple_table_row_with_inline_code_is_one_sentence() -> None:
+    text = ("=====  =========================\n"
+            "name   meaning\n"
+            "=====  =========================\n"
+            "``a``  First. Then ``b.c`` more.\n"
+            "=====  =========================\n")
+    assert "``a``  First. Then ``b.c`` more." in [text[s:e] for s, e in split_sentences(text)]

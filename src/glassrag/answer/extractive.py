@@ -10,16 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from glassrag.answer.passages import title_unit, units
-from glassrag.answer.scoring import (
-    Scored,
-    coverage,
-    new_literal,
-    question_terms,
-    ranked,
-    weights_for,
-)
-from glassrag.answer.values import asks_default, seeks_literal, states_default, value_kind
+from glassrag.answer.passages import units
+from glassrag.answer.scoring import Scored, coverage, question_terms, ranked, weights_for
+from glassrag.answer.value_choice import value_for
+from glassrag.answer.values import seeks_literal
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 from glassrag.text.analysis import unique_terms
@@ -133,66 +127,6 @@ def extractive_answer(
         answerer="extractive",
         notes=notes,
     )
-
-
-def value_for(question: str, first: Scored, scored: list[Scored]) -> Scored | None:
-    """The unit to quote beside ``first`` because it holds the value the question asks for
-    and ``first`` lacks (:func:`_value_in_section`), or None."""
-    if not seeks_literal(question):
-        return None
-    asked = question.casefold()
-    kind = value_kind(question)
-    # A question about the default is not answered by a sentence that gives some other value
-    # (an option reference's description beside its "Default: `4096`" line).
-    default = asks_default(question) and not states_default(first.unit.text)
-    # The directive's name a unit is read with is quoted as its title, not taken as stated.
-    if default or not new_literal(first.unit, asked, kind, titled=False):
-        titled = None if default or kind == "number" else _titled_name(first, asked, scored)
-        return titled or _value_in_section(first, scored, asked, kind, default)
-    return None
-
-
-def _titled_name(first: Scored, asked: str, scored: list[Scored]) -> Scored | None:
-    """The heading line above ``first`` when it is the only name in sight: a question asking
-    which command, option or call does something, answered by the description under a
-    section titled with that name (:func:`~glassrag.answer.passages.title_unit`). When the
-    section's own title names nothing ("Normal Executables"), the page's title line may: a
-    reference page names what it documents once, at its top, which is then in the page's
-    opening chunk among the evidence rather than in the chunk quoted."""
-    title = title_unit(first.unit)
-    if title is not None and new_literal(title, asked, "name"):
-        return Scored(title, first.coverage, first.preference, title.terms, 0.0, title=True)
-    page = first.unit.chunk
-    for candidate in scored:
-        chunk = candidate.unit.chunk
-        if chunk.doc_id != page.doc_id or chunk.chunk_id == page.chunk_id:
-            continue
-        title = title_unit(candidate.unit)
-        if (title is not None and title.quote.strip().casefold() == page.title.casefold()
-                and new_literal(title, asked, "name")):
-            return Scored(title, first.coverage, first.preference, title.terms, 0.0,
-                           title=True)
-    return None
-
-
-def _value_in_section(first: Scored, scored: list[Scored], asked: str,
-                      kind: str = "any", default: bool = False) -> Scored | None:
-    """For a question asking for a value whose best unit states none of the ``kind`` asked
-    for (:func:`~glassrag.answer.values.value_kind`): the preferred unit of the same chunk
-    (section) that holds one, e.g. the "Default: 500" line of an option whose description
-    answered the question's words, or the sentence naming the setting after the one that
-    describes the problem in the question's words (and its numbers). With ``default`` (the
-    question asks for the default, the best unit states none) the unit must state one
-    (:func:`~glassrag.answer.values.states_default`)."""
-    for candidate in scored:
-        unit = candidate.unit
-        # A line stating the default needs none of the question's words: "- **Default:** `x`"
-        # under the option's heading answers "what if I set nothing" in its own words.
-        if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and new_literal(unit, asked, kind)
-                and (candidate.own > 0.0 or default) and (not default or states_default(unit.text))
-                and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
-            return candidate
-    return None
 
 
 def _best_addition(

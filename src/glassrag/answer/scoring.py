@@ -89,7 +89,7 @@ class Scored:
     preference: float  # the choice among units: coverage and the shape of an answer
     covered: frozenset[str]
     own: float  # the share of the question's term weight in the unit itself
-    title: bool = False  # a section's heading line (extractive.value_for)
+    title: bool = False  # a section's heading line (value_choice.value_for)
 
 
 def _contexts(candidates: Sequence[Unit]) -> dict[str, tuple[frozenset[str], frozenset[str]]]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from glassrag.answer.extractive import render, value_for
+from glassrag.answer.extractive import render
 from glassrag.answer.passages import Unit, units
 from glassrag.answer.scoring import question_terms, ranked, weights_for
+from glassrag.answer.value_choice import value_for
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 
@@ -64,7 +65,7 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
 def _semantic_value(question: str, best: Unit, candidates: Sequence[Unit]) -> Unit | None:
     """Beside the sentence closest in meaning, the unit of its section holding the value the
     question asks for, chosen as the lexical answerer chooses it
-    (:func:`~glassrag.answer.extractive.value_for`)."""
+    (:func:`~glassrag.answer.value_choice.value_for`)."""
     section = [u for u in candidates if u.chunk.chunk_id == best.chunk.chunk_id]
     terms = question_terms(question)
     scored = ranked(question, terms, weights_for(terms, section, None), section)

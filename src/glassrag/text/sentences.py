@@ -92,6 +92,8 @@ _BLOCK_LINE = re.compile(
 _STARTS_BLOCK = re.compile(
     rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|[a-zA-Z#][.)][ \t]|{FIELD})")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_PIPE_ROW = re.compile(r"[ \t]*\|[^\n]*\|")
+_GRID_ROW_BORDER = re.compile(r"[ \t]*[+][-=+]+[+]")
 _TABLE_BORDER = re.compile(rf"[ \t]*{SIMPLE_TABLE_BORDER}")
 _LIST_TABLE = re.compile(LIST_TABLE)
 _ROW_START = re.compile(LIST_TABLE_ROW)
@@ -106,6 +108,18 @@ _LITERAL_DIRECTIVE = re.compile(
 
 def _protected(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _PROTECTED.finditer(text)]
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` in order with overlapping ones joined: inline code inside a table row is
+    part of the row's span, so a lookup by start finds the row."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _inside(spans: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
@@ -185,6 +199,9 @@ def _hard_breaks(text: str, every_line: bool,
         elif fence_match:
             fence = fence_match.group(1)
             breaks.append(end)
+        elif _PIPE_ROW.match(line) and not _GRID_ROW_BORDER.match(following):
+            breaks.append(end)  # a Markdown table row: its cells are one record
+            rows.append((pos, end))
         elif (
             every_line
             or not line.strip()
@@ -203,6 +220,7 @@ def _hard_breaks(text: str, every_line: bool,
     if (fence is not None or (literal is not None and _indent(lines[-1]) > literal)) and lines:
         code.append((pos, len(text)))  # the last line is still inside the code block
     elif (table and not _TABLE_BORDER.match(lines[-1])) or (
+            fence is None and literal is None and _PIPE_ROW.match(lines[-1])) or (
             list_table is not None and _indent(lines[-1]) > list_table):
         rows.append((pos, len(text)))
     return breaks, code, rows
@@ -250,7 +268,7 @@ def _split(text: str, every_line: bool, semicolons: bool,
     ends: set[int] = set(breaks)
     protected = _protected(text) if ("`" in text or "://" in text) else []
     if code or rows:
-        protected = sorted(protected + code + rows)
+        protected = _merged(protected + code + rows)
     starts = [start for start, _ in protected]
     for match in (_END_SEMICOLON if semicolons else _END).finditer(text):
         dot = match.start()

@@ -1,0 +1,111 @@
+"""Which unit to quote beside the answering one when the question asks for a value it lacks.
+
+A question asking what the default is, how many, or which option is often answered in two
+places: the sentence that matches its words, and the line that holds the value (an option
+reference's "Default: `500`", the heading naming the option, the setting a guide mentions by
+name and its reference section states). :func:`value_for` finds that second unit among the
+scored candidates; the extractive and semantic answerers both quote it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from glassrag.answer.passages import title_unit
+from glassrag.answer.scoring import Scored, new_literal
+from glassrag.answer.values import asks_default, seeks_literal, states_default, value_kind
+
+__all__ = ["section_name", "value_for"]
+
+# A literal that is only a number names no setting.
+_NUMBER_ONLY = re.compile(r"[-+]?[\d.,_]+%?")
+
+
+def value_for(question: str, first: Scored, scored: list[Scored]) -> Scored | None:
+    """The unit to quote beside ``first`` because it holds the value the question asks for
+    and ``first`` lacks (:func:`_value_in_section`), or None."""
+    if not seeks_literal(question):
+        return None
+    asked = question.casefold()
+    kind = value_kind(question)
+    # A question about the default is not answered by a sentence that gives some other value
+    # (an option reference's description beside its "Default: `4096`" line).
+    default = asks_default(question) and not states_default(first.unit.text)
+    # The directive's name a unit is read with is quoted as its title, not taken as stated.
+    if default or not new_literal(first.unit, asked, kind, titled=False):
+        titled = None if default or kind == "number" else _titled_name(first, asked, scored)
+        return (titled or _value_under_named(first, scored, asked, kind, default)
+                or _value_in_section(first, scored, asked, kind, default))
+    return None
+
+
+def _titled_name(first: Scored, asked: str, scored: list[Scored]) -> Scored | None:
+    """The heading line above ``first`` when it is the only name in sight: a question asking
+    which command, option or call does something, answered by the description under a
+    section titled with that name (:func:`~glassrag.answer.passages.title_unit`). When the
+    section's own title names nothing ("Normal Executables"), the page's title line may: a
+    reference page names what it documents once, at its top, which is then in the page's
+    opening chunk among the evidence rather than in the chunk quoted."""
+    title = title_unit(first.unit)
+    if title is not None and new_literal(title, asked, "name"):
+        return Scored(title, first.coverage, first.preference, title.terms, 0.0, title=True)
+    page = first.unit.chunk
+    for candidate in scored:
+        chunk = candidate.unit.chunk
+        if chunk.doc_id != page.doc_id or chunk.chunk_id == page.chunk_id:
+            continue
+        title = title_unit(candidate.unit)
+        if (title is not None and title.quote.strip().casefold() == page.title.casefold()
+                and new_literal(title, asked, "name")):
+            return Scored(title, first.coverage, first.preference, title.terms, 0.0,
+                           title=True)
+    return None
+
+
+def _value_in_section(first: Scored, scored: list[Scored], asked: str,
+                      kind: str = "any", default: bool = False) -> Scored | None:
+    """For a question asking for a value whose best unit states none of the ``kind`` asked
+    for (:func:`~glassrag.answer.values.value_kind`): the preferred unit of the same chunk
+    (section) that holds one, e.g. the "Default: 500" line of an option whose description
+    answered the question's words, or the sentence naming the setting after the one that
+    describes the problem in the question's words (and its numbers). With ``default`` (the
+    question asks for the default, the best unit states none) the unit must state one
+    (:func:`~glassrag.answer.values.states_default`)."""
+    for candidate in scored:
+        unit = candidate.unit
+        # A line stating the default needs none of the question's words: "- **Default:** `x`"
+        # under the option's heading answers "what if I set nothing" in its own words.
+        if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and new_literal(unit, asked, kind)
+                and (candidate.own > 0.0 or default) and (not default or states_default(unit.text))
+                and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
+            return candidate
+    return None
+
+
+def _value_under_named(first: Scored, scored: list[Scored], asked: str, kind: str,
+                       default: bool) -> Scored | None:
+    """For a question asking for a value whose best unit names a setting without giving the
+    value (a guide's "when the number of log files exceeds `logs-max`"): a unit of the
+    section titled with that name among the evidence, its stated default first (the
+    reference's "Default: 10" under `logs-max`). None when no section among the evidence is
+    titled with a name the unit holds and the question does not."""
+    names = {v.strip("`").casefold() for v in first.unit.literals}
+    names = {n for n in names if n and n not in asked and not _NUMBER_ONLY.fullmatch(n)}
+    if not names:
+        return None
+    page = first.unit.chunk.chunk_id
+    # A stated default is the value a setting's reference section gives first.
+    for candidate in sorted(scored, key=lambda c: not states_default(c.unit.text)):
+        unit = candidate.unit
+        if (unit.chunk.chunk_id != page and section_name(unit.chunk.heading) in names
+                and new_literal(unit, asked, kind, titled=False)
+                and (not default or states_default(unit.text))):
+            return candidate
+    return None
+
+
+def section_name(heading: str | None) -> str:
+    """The last title of a heading path, as a name: without its code marks, casefolded
+    (``Config Settings › `logs-max``` is ``logs-max``)."""
+    last = (heading or "").rsplit("\u203a", 1)[-1]
+    return last.strip().strip("`").strip().casefold()
