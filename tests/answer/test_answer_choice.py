@@ -19,6 +19,7 @@ from glassrag.answer.values import (
     of_kind,
     seeks_literal,
     states_default,
+    states_quantity,
     value_kind,
 )
 from glassrag.dense.hash_embedder import HashEmbedder
@@ -449,5 +450,28 @@ def test_a_setting_named_by_the_question_itself_does_not_pull_in_its_section() -
         heading="Logging › Retention")
     reference = make_hit("config.md#9", "#### `logs-max`\n\n* Default: 10\n",
                          heading="Settings › `logs-max`", source="config.md")
-    got = quotes("How many log files does logs-max keep?", [guide, reference])
+    got = quotes("What does logs-max control?", [guide, reference])
     assert "* Default: 10" not in got
+
+
+def test_a_quantity_question_is_not_answered_by_quotes_that_state_no_quantity() -> None:
+    hit = make_hit("scripts#1", (
+        "Package scripts run in an environment that tells them about npm and the current "
+        "lifecycle script.\n\nScripts that hang can be stopped with Ctrl-C.\n"))
+    draft = extractive_answer("After how many seconds is a lifecycle script that hangs "
+                              "stopped?", [hit])
+    assert draft.status == NO_EVIDENCE
+    assert "quantity" in str(draft.notes["reason"])
+
+
+def test_a_quantity_written_as_a_word_or_a_number_answers_a_quantity_question() -> None:
+    for sentence in ("A failed fetch is retried twice before the install fails.",
+                     "A failed fetch is retried 2 times before the install fails.",
+                     "失败的拉取会重试两次。"):
+        assert states_quantity(sentence, "how many times is a failed fetch retried?")
+    assert not states_quantity("A failed fetch is retried.", "how many times?")
+    # The question's own number is not the answer.
+    assert not states_quantity("Version 3 retries failed fetches.", "how many in version 3?")
+    hit = make_hit("fetch#1", "A failed fetch is retried twice before the install fails.\n")
+    assert quotes("How many times is a failed fetch retried?", [hit]) == [
+        "A failed fetch is retried twice before the install fails."]

@@ -74,9 +74,12 @@ def _value_in_section(first: Scored, scored: list[Scored], asked: str,
     for candidate in scored:
         unit = candidate.unit
         # A line stating the default needs none of the question's words: "- **Default:** `x`"
-        # under the option's heading answers "what if I set nothing" in its own words.
+        # under the option's heading answers "what if I set nothing" in its own words, and
+        # "how large" of the option the sentence describes.
         if (unit.chunk.chunk_id == first.unit.chunk.chunk_id and new_literal(unit, asked, kind)
-                and (candidate.own > 0.0 or default) and (not default or states_default(unit.text))
+                and (candidate.own > 0.0 or default
+                     or (kind == "number" and states_default(unit.text)))
+                and (not default or states_default(unit.text))
                 and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
             return candidate
     return None

@@ -135,6 +135,23 @@ def of_kind(values: Sequence[str], kind: str) -> list[str]:
     return list(values)
 
 
+# A quantity written as a word: "two ways", "retried twice", "三次", "一つ".
+_NUMBER_WORD = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|"
+    r"thousand|million|once|twice|thrice|dozen|single|double)\b"
+    r"|[\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341\u767e\u5343\u4e07\u4e24]",
+    re.IGNORECASE,
+)
+
+
+def states_quantity(text: str, asked: str) -> bool:
+    """Whether ``text`` gives a quantity the question (``asked``, casefolded) does not
+    already name: a number, or a number written as a word."""
+    if any(value not in asked for value in of_kind(literals(text), "number")):
+        return True
+    return any(word.group().casefold() not in asked for word in _NUMBER_WORD.finditer(text))
+
+
 def asks_default(question: str) -> bool:
     """Whether ``question`` asks for the default: names it (default, 默认, デフォルト, 既定)
     or asks what holds when nothing is set ("if I don't set", "不设置", "指定しない場合")."""
