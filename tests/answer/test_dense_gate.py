@@ -126,7 +126,7 @@ def test_a_quote_from_the_section_titled_with_the_questions_identifier_passes(
         assert notes["dense_gate"] == ("passed: the quote is from the section titled "
                                        "'retry_limit', which the question names")
         # A call's signature is no part of its section's title.
-        assert kb.ask("How long does retry_delay wait before a failed upload is tried?",
+        assert kb.ask("What does retry_delay wait for before a failed upload is tried?",
                       mode=mode).status == "answered"
         # An identifier that titles no quoted section: the gate refuses as before.
         assert kb.ask("How often is a failed upload tried again by upload_worker?",

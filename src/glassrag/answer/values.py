@@ -48,13 +48,19 @@ _ASKS_WAY = re.compile(
 )
 # Questions that ask for a quantity (how many, how long, how large) or a version (since
 # which release): the answer is a number.
-_ASKS_QUANTITY = re.compile(
+# A quantity: how many, how long, 多少, いくつ, 何秒 (the answer is a number or a number word).
+_ASKS_AMOUNT = re.compile(
     r"\bhow (?:many|much|long|big|large|small|often|wide|old)\b"
-    r"|\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}(?:version|release)s?\b"
-    r"|\u54ea(?:\u4e2a|\u4e00\u4e2a|\u4e00)?\u7248\u672c|\u4ec0\u4e48\u7248\u672c"
-    r"|\u3069\u306e\u30d0\u30fc\u30b8\u30e7\u30f3|\u4f55\u30d0\u30fc\u30b8\u30e7\u30f3"
     r"|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u4e45|\u591a\u5927|\u3044\u304f\u3064|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044"
     r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
+    re.IGNORECASE,
+)
+# A version: which version, 哪个版本, どのバージョン (usually a number, but the pattern also
+# meets "which archives does version 2.1 read", which asks for no number).
+_ASKS_VERSION = re.compile(
+    r"\b(?:which|what)\s+(?:[\w.-]+\s+){0,2}(?:version|release)s?\b"
+    r"|\u54ea(?:\u4e2a|\u4e00\u4e2a|\u4e00)?\u7248\u672c|\u4ec0\u4e48\u7248\u672c"
+    r"|\u3069\u306e\u30d0\u30fc\u30b8\u30e7\u30f3|\u4f55\u30d0\u30fc\u30b8\u30e7\u30f3",
     re.IGNORECASE,
 )
 
@@ -119,7 +125,7 @@ def value_kind(question: str) -> str:
     """The kind of literal that answers ``question``: ``"number"`` for a quantity (how
     many, how long, 多少, いくつ), ``"name"`` for a way to do something (how do I, 怎么,
     どうすれば: the option, flag or call to use), else ``"any"``."""
-    if _ASKS_QUANTITY.search(question):
+    if _ASKS_AMOUNT.search(question) or _ASKS_VERSION.search(question):
         return "number"
     if _ASKS_WAY.search(question):
         return "name"
@@ -142,6 +148,12 @@ _NUMBER_WORD = re.compile(
     r"|[\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341\u767e\u5343\u4e07\u4e24]",
     re.IGNORECASE,
 )
+
+
+def asks_amount(question: str) -> bool:
+    """Whether ``question`` asks how many, how long or how large (多少, いくつ): a quantity,
+    which a quote stating none does not give (:func:`states_quantity`)."""
+    return _ASKS_AMOUNT.search(question) is not None
 
 
 def states_quantity(text: str, asked: str) -> bool:
