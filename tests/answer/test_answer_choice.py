@@ -458,14 +458,15 @@ def test_a_quantity_question_is_not_answered_by_quotes_that_state_no_quantity() 
     hit = make_hit("scripts#1", (
         "Package scripts run in an environment that tells them about npm and the current "
         "lifecycle script.\n\nScripts that hang can be stopped with Ctrl-C.\n"))
-    draft = extractive_answer("After how many seconds is a lifecycle script that hangs "
-                              "stopped?", [hit])
+    draft = extractive_answer("How many seconds may a lifecycle script that hangs run "
+                              "before it is stopped?", [hit])
     assert draft.status == NO_EVIDENCE
     assert "quantity" in str(draft.notes["reason"])
 
 
 def test_a_quantity_written_as_a_word_or_a_number_answers_a_quantity_question() -> None:
     for sentence in ("A failed fetch is retried twice before the install fails.",
+                     "Claims must be filed within thirty days.",
                      "A failed fetch is retried 2 times before the install fails.",
                      "失败的拉取会重试两次。"):
         assert states_quantity(sentence, "how many times is a failed fetch retried?")

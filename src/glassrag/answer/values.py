@@ -48,11 +48,19 @@ _ASKS_WAY = re.compile(
 )
 # Questions that ask for a quantity (how many, how long, how large) or a version (since
 # which release): the answer is a number.
-# A quantity: how many, how long, 多少, いくつ, 何秒 (the answer is a number or a number word).
-_ASKS_AMOUNT = re.compile(
-    r"\bhow (?:many|much|long|big|large|small|often|wide|old)\b"
-    r"|\u591a\u5c11|\u51e0|\u591a\u957f|\u591a\u4e45|\u591a\u5927|\u3044\u304f\u3064|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044"
+# A count or a size: how many, how much, how large, 多少, 几, いくつ, 何秒 (the answer is a number,
+# or one written as a word). Not "how long" or "how often", nor 多久 or どのくらい: "until the
+# process exits", "within a week", "on every change" answer those without one.
+_ASKS_COUNT = re.compile(
+    r"\bhow (?:many|much|big|large|small|wide)\b"
+    r"|\u591a\u5c11|\u51e0|\u591a\u5927|\u3044\u304f\u3064"
     r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
+    re.IGNORECASE,
+)
+# A quantity of any kind (value_kind): a count or a size, how long, how often, 多长, 多久.
+_ASKS_AMOUNT = re.compile(
+    r"\bhow (?:long|often|old)\b|\u591a\u957f|\u591a\u4e45"
+    r"|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044",
     re.IGNORECASE,
 )
 # A version: which version, 哪个版本, どのバージョン (usually a number, but the pattern also
@@ -125,7 +133,8 @@ def value_kind(question: str) -> str:
     """The kind of literal that answers ``question``: ``"number"`` for a quantity (how
     many, how long, 多少, いくつ), ``"name"`` for a way to do something (how do I, 怎么,
     どうすれば: the option, flag or call to use), else ``"any"``."""
-    if _ASKS_AMOUNT.search(question) or _ASKS_VERSION.search(question):
+    if (_ASKS_COUNT.search(question) or _ASKS_AMOUNT.search(question)
+            or _ASKS_VERSION.search(question)):
         return "number"
     if _ASKS_WAY.search(question):
         return "name"
@@ -143,17 +152,18 @@ def of_kind(values: Sequence[str], kind: str) -> list[str]:
 
 # A quantity written as a word: "two ways", "retried twice", "三次", "一つ".
 _NUMBER_WORD = re.compile(
-    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|"
-    r"thousand|million|once|twice|thrice|dozen|single|double)\b"
+    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"(?:thir|four|fif|six|seven|eigh|nine)teen|(?:twen|thir|for|fif|six|seven|eigh|nine)ty|"
+    r"hundred|thousand|million|billion|once|twice|thrice|dozen|single|double|half)\b"
     r"|[\u4e00\u4e8c\u4e09\u56db\u4e94\u516d\u4e03\u516b\u4e5d\u5341\u767e\u5343\u4e07\u4e24]",
     re.IGNORECASE,
 )
 
 
-def asks_amount(question: str) -> bool:
-    """Whether ``question`` asks how many, how long or how large (多少, いくつ): a quantity,
-    which a quote stating none does not give (:func:`states_quantity`)."""
-    return _ASKS_AMOUNT.search(question) is not None
+def asks_count(question: str) -> bool:
+    """Whether ``question`` asks how many or how large (多少, 几, いくつ, 何秒): a number, which
+    a quote stating none does not give (:func:`states_quantity`)."""
+    return _ASKS_COUNT.search(question) is not None
 
 
 def states_quantity(text: str, asked: str) -> bool:
