@@ -48,18 +48,18 @@ _ASKS_WAY = re.compile(
 )
 # Questions that ask for a quantity (how many, how long, how large) or a version (since
 # which release): the answer is a number.
-# A count or a size: how many, how much, how large, 多少, 几, いくつ, 何秒 (the answer is a number,
-# or one written as a word). Not "how long" or "how often", nor 多久 or どのくらい: "until the
-# process exits", "within a week", "on every change" answer those without one.
+# A count or a size: how many, how large, 多少, 几, いくつ, 何秒 (the answer is a number, or one
+# written as a word). Not "how long", "how often" or "how much", nor 多久 or どのくらい: "until
+# the process exits", "within a week", "on every change", "vast areas" answer those without one.
 _ASKS_COUNT = re.compile(
-    r"\bhow (?:many|much|big|large|small|wide)\b"
+    r"\bhow (?:many|big|large|small|wide)\b"
     r"|\u591a\u5c11|\u51e0|\u591a\u5927|\u3044\u304f\u3064"
     r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
     re.IGNORECASE,
 )
 # A quantity of any kind (value_kind): a count or a size, how long, how often, 多长, 多久.
 _ASKS_AMOUNT = re.compile(
-    r"\bhow (?:long|often|old)\b|\u591a\u957f|\u591a\u4e45"
+    r"\bhow (?:much|long|often|old)\b|\u591a\u957f|\u591a\u4e45"
     r"|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044",
     re.IGNORECASE,
 )
