@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from glassrag.answer.passages import units
 from glassrag.answer.scoring import Scored, coverage, question_terms, ranked, weights_for
 from glassrag.answer.value_choice import value_for
-from glassrag.answer.values import asks_count, seeks_literal, states_quantity
+from glassrag.answer.values import lacks_quantity, seeks_literal
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 from glassrag.text.analysis import unique_terms
@@ -107,10 +107,7 @@ def extractive_answer(
             break
         chosen.append(extra)
         covered |= extra.covered
-    asked = question.casefold()
-    if asks_count(question) and not any(
-            states_quantity(s.unit.text, asked) for s in chosen):
-        # How many, how long, 多少: quotes that state no quantity answer something else.
+    if lacks_quantity(question, (s.unit.text for s in chosen)):
         notes["reason"] = ("the question asks for a quantity and no quote covering its words "
                            "states one")
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",

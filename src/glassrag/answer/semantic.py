@@ -16,7 +16,7 @@ from glassrag.answer.extractive import render
 from glassrag.answer.passages import Unit, units
 from glassrag.answer.scoring import question_terms, ranked, weights_for
 from glassrag.answer.value_choice import value_for
-from glassrag.answer.values import asks_count, states_quantity
+from glassrag.answer.values import lacks_quantity
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 
@@ -52,8 +52,7 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
         value = _semantic_value(question, best, quotable)
         if value is not None:
             chosen.append(value)
-    if asks_count(question) and not any(
-            states_quantity(u.text, question.casefold()) for u in chosen):
+    if lacks_quantity(question, (u.text for u in chosen)):
         notes["reason"] = "the question asks for a quantity and the closest sentence states none"
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
     quotes = [u.quote for u in chosen]

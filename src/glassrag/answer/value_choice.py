@@ -9,21 +9,23 @@ scored candidates; the extractive and semantic answerers both quote it.
 
 from __future__ import annotations
 
-import re
-
 from glassrag.answer.passages import title_unit
 from glassrag.answer.scoring import Scored, new_literal
-from glassrag.answer.values import asks_default, seeks_literal, states_default, value_kind
+from glassrag.answer.values import (
+    asks_default,
+    of_kind,
+    seeks_literal,
+    states_default,
+    value_kind,
+)
 
 __all__ = ["section_name", "value_for"]
 
-# A literal that is only a number names no setting.
-_NUMBER_ONLY = re.compile(r"[-+]?[\d.,_]+%?")
-
-
 def value_for(question: str, first: Scored, scored: list[Scored]) -> Scored | None:
     """The unit to quote beside ``first`` because it holds the value the question asks for
-    and ``first`` lacks (:func:`_value_in_section`), or None."""
+    and ``first`` lacks: the heading naming it (:func:`_titled_name`), the default stated by
+    the section of the setting ``first`` names (:func:`_value_under_named`) or a unit of
+    ``first``'s own section (:func:`_value_in_section`); None when ``first`` has it."""
     if not seeks_literal(question):
         return None
     asked = question.casefold()
@@ -92,8 +94,8 @@ def _value_under_named(first: Scored, scored: list[Scored], asked: str, kind: st
     section titled with that name among the evidence, its stated default first (the
     reference's "Default: 10" under `logs-max`). None when no section among the evidence is
     titled with a name the unit holds and the question does not."""
-    names = {v.strip("`").casefold() for v in first.unit.literals}
-    names = {n for n in names if n and n not in asked and not _NUMBER_ONLY.fullmatch(n)}
+    # Literals are casefolded already; a number names no setting.
+    names = {n for n in of_kind(first.unit.literals, "name") if n not in asked}
     if not names:
         return None
     page = first.unit.chunk.chunk_id

@@ -46,8 +46,8 @@ _ASKS_WAY = re.compile(
     r"|\u600e\u4e48|\u600e\u6837|\u600e\u9ebc|\u5982\u4f55|\u3069\u3046(?!\u304b)|\u65b9\u6cd5",
     re.IGNORECASE,
 )
-# Questions that ask for a quantity (how many, how long, how large) or a version (since
-# which release): the answer is a number.
+# Questions whose answer is a number (value_kind): a count or a size, another quantity, or a
+# version.
 # A count or a size: how many, how large, 多少, 几, いくつ, 何秒 (the answer is a number, or one
 # written as a word). Not "how long", "how often" or "how much", nor 多久 or どのくらい: "until
 # the process exits", "within a week", "on every change", "vast areas" answer those without one.
@@ -164,6 +164,15 @@ def asks_count(question: str) -> bool:
     """Whether ``question`` asks how many or how large (多少, 几, いくつ, 何秒): a number, which
     a quote stating none does not give (:func:`states_quantity`)."""
     return _ASKS_COUNT.search(question) is not None
+
+
+def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
+    """Whether ``question`` asks for a count (:func:`asks_count`) and none of ``quotes``
+    states a quantity (:func:`states_quantity`): such quotes answer something else."""
+    if not asks_count(question):
+        return False
+    asked = question.casefold()
+    return not any(states_quantity(quote, asked) for quote in quotes)
 
 
 def states_quantity(text: str, asked: str) -> bool:

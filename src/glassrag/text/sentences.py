@@ -199,8 +199,10 @@ def _hard_breaks(text: str, every_line: bool,
         elif fence_match:
             fence = fence_match.group(1)
             breaks.append(end)
+        # A Markdown table row: its cells are one record. A line above a grid border is a
+        # reST grid table's row, split as before.
         elif _PIPE_ROW.match(line) and not _GRID_ROW_BORDER.match(following):
-            breaks.append(end)  # a Markdown table row: its cells are one record
+            breaks.append(end)
             rows.append((pos, end))
         elif (
             every_line
