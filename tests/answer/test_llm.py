@@ -193,11 +193,13 @@ def test_a_tagged_text_reply_is_the_fallback_when_json_is_invalid(stub: StubLLM)
 
 
 def test_a_slow_reply_past_the_timeout_is_unverified(stub: StubLLM) -> None:
-    stub.push(Reply(GOOD, delay=1.0), Reply(GOOD, delay=1.0))
+    # Replies 4 s late: waiting them out would take 8 s, the two timeouts take 0.5 s; the
+    # 3 s bound separates the two on a loaded machine (it is not a speed target).
+    stub.push(Reply(GOOD, delay=4.0), Reply(GOOD, delay=4.0))
     sleeps = Sleeps()
     start = time.perf_counter()
     draft, verdict, attempts = run(make(stub, timeout=0.25, http_retries=1, sleeps=sleeps))
-    assert time.perf_counter() - start < 1.5
+    assert time.perf_counter() - start < 3.0
     assert draft is None and not verdict.ok and len(attempts) == 2
     assert all(a["error"].startswith("timed out after 0.25s: POST ") for a in attempts)
     assert stub.base_url in attempts[-1]["error"]  # the attempt record names the endpoint
