@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from glassrag.answer.blocks import introduced_end
+from glassrag.answer.blocks import introduced_end, markup_only
 from glassrag.answer.extractive import extractive_answer
 from glassrag.answer.passages import hit_standing, units
 from glassrag.answer.semantic import semantic_answer
@@ -235,6 +235,33 @@ def test_an_introduced_block_goes_on_with_its_indented_lines_after_a_blank_line(
     assert md[:end].endswith("- or exclude folders")
 
 
+def test_a_sentence_leaving_its_subject_to_the_heading_still_answers() -> None:
+    # Reference pages name the setting in the heading and describe it without the name.
+    hit = make_hit("cfg.rst#7", "Sets how long a finished upload is kept, in hours.\n",
+                   heading="Settings › keep_uploads", source="cfg.rst")
+    assert quotes("What does keep_uploads do?", [hit]) == [
+        "Sets how long a finished upload is kept, in hours."]
+
+
+def test_markup_only() -> None:
+    assert markup_only(":members:")
+    assert markup_only(":members:\n\n.. autoclass:: Result\n   :members:")
+    assert markup_only(".. versionadded:: 2.1")
+    assert not markup_only(":param limit: The most retries.")
+    assert not markup_only(":members:\nSets the limit.")
+    assert not markup_only("")
+
+
+def test_a_bare_field_marker_introduces_only_its_indented_body() -> None:
+    # A directive option (":members:") ends in ":" but owns no paragraph after it; a field
+    # whose body sits indented below it does own that body.
+    rst = ".. autoclass:: Outcome\n   :members:\n\nCall ``run()`` to start.\n"
+    end = rst.index(":members:") + len(":members:")
+    assert introduced_end(rst, end) == end
+    field = ":param limit:\n    The most retries.\n\nUnrelated prose.\n"
+    assert field[:introduced_end(field, field.index("\n"))].endswith("The most retries.")
+
+
 def test_the_answer_closest_in_meaning_also_gets_the_value_of_its_section() -> None:
     # The semantic fallback quotes the sentence nearest the question (here by a lexical hash
     # embedding); it restates the problem, and the setting is in the section's next sentence.
@@ -322,6 +349,23 @@ def test_a_line_holding_none_of_the_question_words_is_not_quoted_before_one_that
                    source="envvar/RETRY_LIMIT.rst")
     assert quotes("What does RETRY_LIMIT do?", [hit])[0] == (
         "The ``RETRY_LIMIT`` setting caps how many times a failed upload is tried again.")
+
+
+def test_a_section_whose_lines_hold_none_of_the_question_words_answers_nothing() -> None:
+    # The heading covers the question; the lines under it are directive markup that say
+    # nothing about it, so no quote answers.
+    text = (".. versionadded:: 2.1\n\n.. autoclass:: Outcome\n   :members:\n")
+    hit = make_hit("api.rst#4", text, heading="Testing › Capturing stderr separately",
+                   source="api.rst")
+    question = "How do I capture stderr separately when testing?"
+    draft = extractive_answer(question, [hit])
+    assert draft.status == NO_EVIDENCE
+    assert "question's words itself" in str(draft.notes["reason"])
+    # The same section with a sentence of its own answers.
+    answered = replace(hit, chunk=replace(hit.chunk, text=text + "\nPass ``mix_stderr=False`` "
+                                          "to keep stderr apart from stdout.\n"))
+    assert quotes(question, [answered]) == [
+        "Pass ``mix_stderr=False`` to keep stderr apart from stdout."]
 
 
 def test_a_question_asking_which_command_gets_the_title_of_the_section_that_answers() -> None:

@@ -25,6 +25,13 @@ MAX_INTRODUCED_CHARS = 480
 # A reST field (":param name: ...", ":returns:") is an item too.
 _LIST_ITEM = re.compile(rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|\||{FIELD})")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
+# A line that is only a reST field marker: a directive option (":members:") or a field whose
+# body is on the lines below (":param name:").
+_BARE_FIELD = re.compile(rf"[ \t]*{FIELD}[ \t]*$")
+# Lines of reST markup only: directives (".. versionadded:: 2.1", ".. autoclass:: Result")
+# and bare field markers (":members:").
+_MARKUP_LINES = re.compile(rf"(?:[ \t]*(?:\.\.[ \t]+[\w:.-]+::[^\n]*|{FIELD}[ \t]*)?\n)+",
+                           re.MULTILINE)
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
 _ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
@@ -149,6 +156,12 @@ def lone_code(text: str, parts: Sequence[Sentence], index: int) -> bool:
             and bool(_FENCE.match(text, before.start)) and bool(_FENCE.match(text, after.start)))
 
 
+def markup_only(text: str) -> bool:
+    """Whether ``text`` is only reST directive lines and bare field markers: markup that
+    says nothing about the section it stands in."""
+    return bool(text.strip()) and _MARKUP_LINES.fullmatch(text.strip() + "\n") is not None
+
+
 def introduced_end(text: str, end: int) -> int:
     """Where the block that the sentence ending at ``end`` introduces ends, or ``end``.
 
@@ -164,7 +177,10 @@ def introduced_end(text: str, end: int) -> int:
         return end
     first = text[lines[0][0] : lines[0][1]]
     fence = _FENCE.match(first)
-    base = _indent_at(text, text.rfind("\n", 0, end) + 1)
+    line_start = text.rfind("\n", 0, end) + 1
+    base = _indent_at(text, line_start)
+    if _BARE_FIELD.match(text, line_start, end) and _indent_at(text, lines[0][0]) <= base:
+        return end  # a field marker's body is indented under it; what is not, it does not own
     stop = end
     for index, (a, b) in enumerate(lines):
         line = text[a:b]

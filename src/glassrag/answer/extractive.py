@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from glassrag.answer.blocks import markup_only
 from glassrag.answer.passages import units
 from glassrag.answer.scoring import Scored, coverage, question_terms, ranked, weights_for
 from glassrag.answer.value_choice import value_for
@@ -93,6 +94,16 @@ def extractive_answer(
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive", notes=notes)
 
     first = next(s for s in scored if s.coverage >= threshold)
+    if not first.own and (first.unit.code or markup_only(first.unit.text)):
+        # Every unit reaching the threshold covers it through its heading path only (they
+        # sort after any unit holding a question word), and this one is code or reST markup
+        # (":members:", ".. versionadded:: 2.1"): it says nothing about what was asked. A
+        # prose sentence may leave its subject to the heading ("Sets the cache time.").
+        notes["reason"] = ("no quote covering the question holds any of the question's words "
+                           "itself, only its section heading does, and the best is markup or "
+                           "code")
+        return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
+                     notes=notes)
     chosen = [first]
     covered = set(first.covered)
     value = value_for(question, first, scored) if settings.max_sentences > 1 else None
