@@ -44,7 +44,8 @@ _ABBREVIATIONS = frozenset({
     "resp", "incl", "esp", "jr", "sr",
 })
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")  # u.s, e.g, a.m: the last period is not an end
-_LIST_NUMBER = re.compile(r"[ \t]*(?:\d{1,3}|[a-zA-Z]|#)\Z")
+# A list number, or a numbered heading's number ("### 6. Publish"): its period ends nothing.
+_LIST_NUMBER = re.compile(r"[ \t]*(?:#{1,6}[ \t]+)?(?:\d{1,3}|[a-zA-Z]|#)\Z")
 # A line that is a block of its own: nothing before it continues into it, nor it into
 # whatever follows.
 # reST structures, as patterns the answerer's table and directive readers share
