@@ -243,6 +243,20 @@ def test_a_sentence_leaving_its_subject_to_the_heading_still_answers() -> None:
         "Sets how long a finished upload is kept, in hours."]
 
 
+def test_headings_numbered_or_summary_lines_are_never_the_quote() -> None:
+    text = ("### 6. Publish the release on GitHub\n\nCreate the GitHub release from the tag.\n\n"
+            "<summary><b>Older GitHub release notes</b></summary>\n\n"
+            "Notes of older releases stay on the GitHub release page.\n")
+    hit = make_hit("rel.md#3", text, heading="Releasing")
+    for unit in units([hit], 1):
+        assert not unit.text.startswith(("###", "Publish", "<summary")), unit.text
+    from glassrag.answer.blocks import sentences, title_span
+    summary = next(s for s in sentences(text) if text[s.start:s.end].startswith("<summary"))
+    assert summary.heading
+    span = title_span(text, summary)
+    assert span is not None and text[span[0]:span[1]] == "Older GitHub release notes"
+
+
 def test_markup_only() -> None:
     assert markup_only(":members:")
     assert markup_only(":members:\n\n.. autoclass:: Result\n   :members:")

@@ -112,6 +112,32 @@ def test_an_unbreakable_line_is_cut_but_never_dropped() -> None:
     assert "".join(s.text for s in spans) == word
 
 
+def test_a_details_box_is_a_section_titled_by_its_summary() -> None:
+    text = (
+        "# Changes\n\n"
+        "## Latest\n\n"
+        "Version 9 reads YAML.\n\n"
+        "<details>\n"
+        "<summary><strong>Version 8</strong></summary>\n\n"
+        "- Dropped the INI reader.\n\n"
+        "</details>\n\n"
+        "<details>\n"
+        "<summary>Version 7</summary>\n"
+        "* Lines right after the summary are HTML to CommonMark.\n"
+        "</details>\n\n"
+        "## Install\n\n"
+        "Run the installer.\n"
+    )
+    spans = docs(text, max_chars=100)
+    assert [(s.text.split("\n")[-1], s.heading) for s in spans] == [
+        ("Version 9 reads YAML.", "Changes › Latest"),
+        ("</details>", "Changes › Latest › Version 8"),
+        ("</details>", "Changes › Latest › Version 7"),
+        ("Run the installer.", "Changes › Install")]
+    # the <details> line goes with the summary it opens, even past a small cap
+    assert all(not s.text.endswith("<details>") for s in docs(text, max_chars=40))
+
+
 def test_vitepress_containers_and_html_wrappers_are_read_not_noise() -> None:
     text = (
         "# Config\n\n"

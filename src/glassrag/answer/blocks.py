@@ -33,6 +33,10 @@ _BARE_FIELD = re.compile(rf"[ \t]*{FIELD}[ \t]*$")
 _MARKUP_LINES = re.compile(rf"(?:[ \t]*(?:\.\.[ \t]+[\w:.-]+::[^\n]*|{FIELD}[ \t]*)?\n)+",
                            re.MULTILINE)
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+# A <details> box's title line (parsers.markdown reads it as a heading): the group is its
+# text between the tags.
+_SUMMARY = re.compile(r"[ \t]*<summary\b[^>\n]*>(?:<[^>\n]+>)*([^<\n]*?)(?:<[^>\n]+>)*"
+                      r"</summary>[ \t]*", re.IGNORECASE)
 _ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
 _ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
 _ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")
@@ -116,7 +120,8 @@ def is_heading(text: str, start: int, end: int, line_start: int) -> bool:
     """An ATX heading line, or a whole line underlined with a reST adornment, after a blank
     line or an overline. (A sentence that shares its line with another, or the first line of a
     ``::: tip`` container, stands above a closing ``:::`` without being a title.)"""
-    if start == line_start and _ATX_HEADING.match(text, start):
+    if start == line_start and (_ATX_HEADING.match(text, start)
+                                or _SUMMARY.fullmatch(text, start, end)):
         return True
     line_end = text.find("\n", end)
     if line_end < 0 or text.find("\n", start, end) >= 0 or start != line_start:
@@ -135,6 +140,9 @@ def title_span(text: str, heading: Sentence) -> tuple[int, int] | None:
     argument = directive_argument(text[heading.start : heading.end])
     if argument is not None:  # ".. envvar:: BUILD_NUMBER" is titled BUILD_NUMBER
         return heading.start + argument[0], heading.start + argument[1]
+    summary = _SUMMARY.fullmatch(text, heading.start, heading.end)
+    if summary is not None:  # "<summary><b>Title</b></summary>": its text between the tags
+        return summary.span(1) if summary.end(1) > summary.start(1) else None
     marks = _ATX_HEADING.match(text, heading.start)
     start = heading.start
     if marks is not None:

@@ -43,7 +43,8 @@ class _Piece:
     start: int
     end: int
     glue: bool = False  # must stay in the same chunk as the next piece
-    free: bool = False  # a heading: it may push its chunk past the cap rather than be alone
+    free: bool = False  # a heading (or the marker opening it): it may push its chunk past
+    # the cap rather than be alone
     # A paragraph kept whole with the block it introduces: its leading sentences may still
     # fill the chunk before when the whole does not fit there (split only then: it costs).
     intro: bool = False
@@ -99,7 +100,7 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
         from glassrag.parsers.rst import index_text, substitutions
 
         reduce = partial(index_text, replacements=substitutions(text))
-    for section in _sections(document_blocks(text, syntax)):
+    for section in _sections(document_blocks(text, syntax), doc.lines):
         pieces = _section_pieces(doc, section.blocks, max_chars)
         headings = [doc.span(b.start, b.start)[0]
                     for b in section.blocks if b.kind == "heading"]
@@ -130,7 +131,7 @@ def _opens(doc_lines: list[str], block: Block) -> bool:
     return block.kind == "marker" and not (line.startswith("</") or set(line) <= {":"})
 
 
-def _sections(blocks: list[Block]) -> list[_Section]:
+def _sections(blocks: list[Block], lines: list[str]) -> list[_Section]:
     sections: list[_Section] = []
     current = _Section(None, 0, [])
     stack: list[tuple[int, str]] = []
@@ -139,8 +140,9 @@ def _sections(blocks: list[Block]) -> list[_Section]:
             current.blocks.append(block)
             continue
         carry: list[Block] = []
-        # A label or wrapper right before a heading belongs to that heading's section.
-        while current.blocks and current.blocks[-1].kind == "marker" \
+        # A label or wrapper opening right before a heading belongs to that heading's
+        # section; one closing ("</details>", ":::") stays with what it closes.
+        while current.blocks and _opens(lines, current.blocks[-1]) \
                 and current.blocks[-1].end + 1 >= block.start - 1:
             carry.insert(0, current.blocks.pop())
         if current.blocks:
@@ -186,8 +188,10 @@ def _section_pieces(doc: _Text, blocks: list[Block], cap: int) -> list[_Piece]:
                 own[0].intro = True
         if block.kind == "heading" or introduces or _opens(doc.lines, block):
             own[-1].glue = True
-        if block.kind == "heading" and len(own) == 1:
-            own[0].free = True
+        if len(own) == 1 and (block.kind == "heading" or (
+                _opens(doc.lines, block) and following is not None
+                and following.kind == "heading")):
+            own[0].free = True  # a heading, or the "<details>" line opening one
         elif block.kind == "marker" and pieces:
             pieces[-1].glue = True  # a closing marker stays with what it closes
         pieces.extend(own)
@@ -284,7 +288,9 @@ def _pack(pieces: list[_Piece], cap: int, text: str) -> list[tuple[int, int]]:
             j += 1
         # A heading does not count against the cap of the unit it leads: better a chunk a
         # heading line too long than a heading alone or an introduction torn from its code.
-        first = i + 1 if pieces[i].free and j > i else i
+        first = i
+        while first < j and pieces[first].free:
+            first += 1
         while j > first and pieces[j].end - pieces[first].start > cap:
             j -= 1
         start, end = pieces[i].start, pieces[j].end

@@ -45,6 +45,9 @@ _WRAPPER = re.compile(
     re.IGNORECASE,
 )
 
+# A one-line <summary> element, the title of a <details> box.
+_SUMMARY = re.compile(r"[ \t]*<summary\b[^>\n]*>([^\n]*?)</summary>[ \t]*", re.IGNORECASE)
+
 _KINDS = {
     "paragraph_open": "text", "fence": "code", "code_block": "code", "table_open": "table",
     "bullet_list_open": "list", "ordered_list_open": "list", "blockquote_open": "quote",
@@ -136,13 +139,24 @@ def _token_blocks(shadow: list[str]) -> list[Block]:
     except Exception as exc:  # noqa: BLE001 - a parser failure is this file's error, not a crash
         raise ChunkingError(f"cannot read the Markdown structure: {type(exc).__name__}") from exc
     blocks: list[Block] = []
+    level = 0  # the last heading's
     for i, token in enumerate(tokens):
         if token.level != 0 or token.map is None:
             continue
         start, end = trim(shadow, token.map[0], token.map[1] - 1)
         if token.type == "heading_open":
             title = clean_heading(tokens[i + 1].content if i + 1 < len(tokens) else "")
-            blocks.append(Block("heading", start, end, level=int(token.tag[1]), title=title))
+            level = int(token.tag[1])
+            blocks.append(Block("heading", start, end, level=level, title=title))
+        elif token.type == "html_block" and (summary := _SUMMARY.fullmatch(shadow[start])):
+            # A <details> box's <summary> line titles what the box holds, as a heading one
+            # level below the last one would ("<summary>3.5.0 release</summary>" under
+            # "Latest news"): without it, each box reads as part of the section above.
+            blocks.append(Block("heading", start, start, level=min(level + 1, 6),
+                                title=clean_heading(summary.group(1))))
+            if end > start:  # lines run on without a blank line: HTML to CommonMark too
+                rest, _ = trim(shadow, start + 1, end)
+                blocks.append(Block("html", rest, end, cuts=tuple(range(rest + 1, end + 1))))
         elif token.type in _KINDS:
             kind = _KINDS[token.type]
             blocks.append(Block(kind, start, end, cuts=_cuts(kind, tokens, i, start, end)))
