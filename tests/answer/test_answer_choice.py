@@ -15,6 +15,7 @@ from glassrag.answer.semantic import semantic_answer
 from glassrag.answer.values import (
     asks_default,
     has_literal,
+    lacks_quantity,
     literals,
     of_kind,
     seeks_literal,
@@ -520,6 +521,24 @@ def test_a_quantity_question_is_not_answered_by_quotes_that_state_no_quantity() 
                               "before it is stopped?", [hit])
     assert draft.status == NO_EVIDENCE
     assert "quantity" in str(draft.notes["reason"])
+
+
+def test_a_port_question_needs_a_number_in_digits() -> None:
+    # "two parts" is a quantity, not a port; a port is never written as a word.
+    wordy = make_hit("demo#1", "The demo dev server has two parts: the app and the SDK.\n",
+                     heading="Demo › Dev server")
+    for question in ("Which port does the demo dev server listen on?",
+                     "演示应用的开发服务器默认监听哪个端口？",
+                     "デモの開発サーバーはどのポートで起動しますか？"):
+        assert lacks_quantity(question, ["The demo dev server has two parts."]), question
+        assert not lacks_quantity(question, ["The dev server listens on 5173."]), question
+    draft = extractive_answer("Which port does the demo dev server listen on?", [wordy])
+    assert draft.status == NO_EVIDENCE
+    digits = make_hit("demo#2", "The demo dev server listens on port 5173 by default.\n",
+                      heading="Demo › Dev server")
+    assert quotes("Which port does the demo dev server listen on?", [digits]) == [
+        "The demo dev server listens on port 5173 by default."]
+    assert not lacks_quantity("How do I change the port?", ["Pass --port."])
 
 
 def test_a_quantity_written_as_a_word_or_a_number_answers_a_quantity_question() -> None:

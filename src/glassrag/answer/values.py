@@ -57,6 +57,13 @@ _ASKS_COUNT = re.compile(
     r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
     re.IGNORECASE,
 )
+# Which port: a number in digits ("5173"), never one written as a word.
+_ASKS_PORT = re.compile(
+    r"\b(?:which|what)(?: \w+)? port\b|\bport number\b"
+    r"|(?:\u54ea\u4e2a|\u4ec0\u4e48|\u54ea)\s?\u7aef\u53e3|\u7aef\u53e3\u53f7"
+    r"|\u3069\u306e\s?\u30dd\u30fc\u30c8|\u30dd\u30fc\u30c8\u756a\u53f7",
+    re.IGNORECASE,
+)
 # A quantity of any kind (value_kind): a count or a size, how long, how often, 多长, 多久.
 _ASKS_AMOUNT = re.compile(
     r"\bhow (?:much|long|often|old)\b|\u591a\u957f|\u591a\u4e45"
@@ -168,10 +175,14 @@ def asks_count(question: str) -> bool:
 
 def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
     """Whether ``question`` asks for a count (:func:`asks_count`) and none of ``quotes``
-    states a quantity (:func:`states_quantity`): such quotes answer something else."""
+    states a quantity (:func:`states_quantity`), or asks which port and none of them holds a
+    number in digits (a port is never written as a word): such quotes answer something else."""
+    asked = question.casefold()
+    if _ASKS_PORT.search(question) is not None:
+        return not any(value not in asked for quote in quotes
+                       for value in of_kind(literals(quote), "number"))
     if not asks_count(question):
         return False
-    asked = question.casefold()
     return not any(states_quantity(quote, asked) for quote in quotes)
 
 
