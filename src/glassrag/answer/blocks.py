@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from glassrag.answer.structure import directive_argument, line_contexts, line_starts
 from glassrag.text.analysis import analyze
-from glassrag.text.sentences import FIELD, is_markup, sentences_and_code
+from glassrag.text.sentences import FIELD, SUMMARY_LINE, is_markup, sentences_and_code
 
 # The most characters of a block a sentence ending in ":" brings into its quote; a longer
 # block is cut at a line end (the quote stays a verbatim slice).
@@ -33,10 +33,7 @@ _BARE_FIELD = re.compile(rf"[ \t]*{FIELD}[ \t]*$")
 _MARKUP_LINES = re.compile(rf"(?:[ \t]*(?:\.\.[ \t]+[\w:.-]+::[^\n]*|{FIELD}[ \t]*)?\n)+",
                            re.MULTILINE)
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
-# A <details> box's title line (parsers.markdown reads it as a heading): the group is its
-# text between the tags.
-_SUMMARY = re.compile(r"[ \t]*<summary\b[^>\n]*>(?:<[^>\n]+>)*([^<\n]*?)(?:<[^>\n]+>)*"
-                      r"</summary>[ \t]*", re.IGNORECASE)
+_SUMMARY = re.compile(SUMMARY_LINE, re.IGNORECASE)
 _ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
 _ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
 _ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")

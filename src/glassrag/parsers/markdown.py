@@ -29,6 +29,7 @@ from glassrag.parsers.blocks import Block, clean_heading, trim
 from glassrag.parsers.fields import jsonable, take_fields
 from glassrag.parsers.front_matter import load_front_matter
 from glassrag.parsers.reading import FileContext, ReadResult
+from glassrag.text.sentences import SUMMARY_LINE
 
 __all__ = ["markdown_blocks", "read"]
 
@@ -45,8 +46,7 @@ _WRAPPER = re.compile(
     re.IGNORECASE,
 )
 
-# A one-line <summary> element, the title of a <details> box.
-_SUMMARY = re.compile(r"[ \t]*<summary\b[^>\n]*>([^\n]*?)</summary>[ \t]*", re.IGNORECASE)
+_SUMMARY = re.compile(SUMMARY_LINE, re.IGNORECASE)
 
 _KINDS = {
     "paragraph_open": "text", "fence": "code", "code_block": "code", "table_open": "table",

@@ -60,6 +60,11 @@ SIMPLE_TABLE_BORDER = r"=+(?:[ \t]+=+)+[ \t]*$"
 # row is a line.
 LIST_TABLE = r"[ \t]*\.\.[ \t]+(list|csv)-table::"
 LIST_TABLE_ROW = r"[ \t]*\*[ \t]+-(?:[ \t]|$)"
+# A <details> box's title line, "<summary><b>Title</b></summary>" alone on a line: the
+# Markdown reader makes it a heading (parsers/markdown.py), the answerer never quotes it
+# (answer/blocks.py). The group is its text between the tags.
+SUMMARY_LINE = (r"[ \t]*<summary\b[^>\n]*>(?:<[^>\n]+>)*([^\n]*?)(?:<[^>\n]+>)*"
+                r"</summary>[ \t]*")
 # Lines of a documentation site's markup that a reader never sees: a shortcode or include,
 # an attribute list, an alert's marker, an MDX import, a content tab's label.
 _MARKUP = (
