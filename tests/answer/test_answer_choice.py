@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from glassrag.answer.blocks import introduced_end, markup_only
+from glassrag.answer.blocks import introduced_end, markup_only, sentences, title_span
 from glassrag.answer.extractive import extractive_answer
 from glassrag.answer.passages import hit_standing, units
 from glassrag.answer.semantic import semantic_answer
@@ -251,7 +251,6 @@ def test_headings_numbered_or_summary_lines_are_never_the_quote() -> None:
     hit = make_hit("rel.md#3", text, heading="Releasing")
     for unit in units([hit], 1):
         assert not unit.text.startswith(("###", "Publish", "<summary")), unit.text
-    from glassrag.answer.blocks import sentences, title_span
     summary = next(s for s in sentences(text) if text[s.start:s.end].startswith("<summary"))
     assert summary.heading
     span = title_span(text, summary)

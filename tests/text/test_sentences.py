@@ -192,6 +192,5 @@ def test_a_numbered_heading_is_one_sentence() -> None:
     for text in ("### 6. Publish the release\n\nTag it.", "## 2. 发布 Release\n\n打标签。"):
         spans = split_sentences(text)
         assert [text[a:b] for a, b in spans][0] == text.split("\n")[0]
-    # a list item's number, as before; a year ending a heading's first word still ends it
-    assert [t for t in sentence_texts("1. First step. Then more.")] == [
-        "1. First step.", "Then more."]
+    # a list item's number, as before
+    assert sentence_texts("1. First step. Then more.") == ["1. First step.", "Then more."]

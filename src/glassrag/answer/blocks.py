@@ -33,8 +33,8 @@ _BARE_FIELD = re.compile(rf"[ \t]*{FIELD}[ \t]*$")
 _MARKUP_LINES = re.compile(rf"(?:[ \t]*(?:\.\.[ \t]+[\w:.-]+::[^\n]*|{FIELD}[ \t]*)?\n)+",
                            re.MULTILINE)
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
-_SUMMARY = re.compile(SUMMARY_LINE, re.IGNORECASE)
 _ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
+_SUMMARY = re.compile(SUMMARY_LINE, re.IGNORECASE)  # a <details> box's title line
 _ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
 _ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")
 

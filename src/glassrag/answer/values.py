@@ -179,8 +179,7 @@ def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
     number in digits (a port is never written as a word): such quotes answer something else."""
     asked = question.casefold()
     if _ASKS_PORT.search(question) is not None:
-        return not any(value not in asked for quote in quotes
-                       for value in of_kind(literals(quote), "number"))
+        return not any(_states_number(quote, asked) for quote in quotes)
     if not asks_count(question):
         return False
     return not any(states_quantity(quote, asked) for quote in quotes)
@@ -189,9 +188,14 @@ def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
 def states_quantity(text: str, asked: str) -> bool:
     """Whether ``text`` gives a quantity the question (``asked``, casefolded) does not
     already name: a number, or a number written as a word."""
-    if any(value not in asked for value in of_kind(literals(text), "number")):
+    if _states_number(text, asked):
         return True
     return any(word.group().casefold() not in asked for word in _NUMBER_WORD.finditer(text))
+
+
+def _states_number(text: str, asked: str) -> bool:
+    """Whether ``text`` holds a number in digits that ``asked`` does not already name."""
+    return any(value not in asked for value in of_kind(literals(text), "number"))
 
 
 def asks_default(question: str) -> bool:

@@ -43,8 +43,9 @@ class _Piece:
     start: int
     end: int
     glue: bool = False  # must stay in the same chunk as the next piece
-    free: bool = False  # a heading (or the marker opening it): it may push its chunk past
-    # the cap rather than be alone
+    # A heading, or the marker line opening it ("<details>"): it may push its chunk past the
+    # cap rather than be alone.
+    free: bool = False
     # A paragraph kept whole with the block it introduces: its leading sentences may still
     # fill the chunk before when the whole does not fit there (split only then: it costs).
     intro: bool = False

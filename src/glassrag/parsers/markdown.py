@@ -156,7 +156,7 @@ def _token_blocks(shadow: list[str]) -> list[Block]:
                                 title=clean_heading(summary.group(1))))
             if end > start:  # lines run on without a blank line: HTML to CommonMark too
                 rest, _ = trim(shadow, start + 1, end)
-                blocks.append(Block("html", rest, end, cuts=tuple(range(rest + 1, end + 1))))
+                blocks.append(Block("html", rest, end, cuts=_cuts("html", tokens, i, rest, end)))
         elif token.type in _KINDS:
             kind = _KINDS[token.type]
             blocks.append(Block(kind, start, end, cuts=_cuts(kind, tokens, i, start, end)))
