@@ -166,6 +166,23 @@ def test_the_first_line_of_a_container_above_its_closing_marker_is_quotable() ->
         "Quillpress needs Ruby 3.2 or later.")
 
 
+def test_a_myst_admonition_is_quoted_as_prose_and_its_last_line_is_no_title() -> None:
+    # The body of "```{note}" is prose, and a line above a closing fence (or a tab's
+    # "````") is not a title underlined by backticks; a reST "~~~" underline still is one.
+    text = ("```{note}\nThe kettle listens on port 7341 by default.\n```\n\n"
+            "````{tab} Linux\n```\n~/.cache/kettle\n```\n\n"
+            "Kettle also honours `XDG_CACHE_HOME` on Linux.\n````\n")
+    hit = make_hit("kettle#1", text)
+    assert quotes("Which port does the kettle listen on by default?", [hit]) == [
+        "The kettle listens on port 7341 by default."]
+    assert quotes("Which environment variable does Kettle honour on Linux?", [hit]) == [
+        "Kettle also honours `XDG_CACHE_HOME` on Linux."]
+    headings = [text[s.start:s.end] for s in sentences(text) if s.heading]
+    assert headings == []
+    rest = "Caching\n~~~~~~~\n\nEntries expire.\n"
+    assert [rest[s.start:s.end] for s in sentences(rest) if s.heading] == ["Caching"]
+
+
 def test_a_how_to_question_gets_the_setting_after_a_sentence_with_only_numbers() -> None:
     # The best sentence restates the problem (with its numbers); the way out names a setting.
     text = ("The Frobnicator server crashes when it reaches the file watcher limit of about "

@@ -178,6 +178,67 @@ def test_mkdocs_admonition_body_is_prose_not_indented_code() -> None:
     assert (container.start, container.end) == (0, 3)
 
 
+MYST = """\
+# Cache
+
+```{note}
+The cache lives in the user's home.
+```
+
+````{tab} Linux
+```
+~/.cache/kettle
+```
+
+Kettle also honours `XDG_CACHE_HOME`.
+````
+
+:::{warning}
+:class: dropdown
+Never share one cache between users.
+:::
+
+```{admonition} Rotation
+---
+class: tip
+---
+Old entries are pruned weekly.
+```
+
+```{code-block} python
+prune(days=7)
+```
+
+~~~{note}
+Left open: it runs to the end.
+"""
+
+
+def test_myst_directives_are_containers_of_prose_and_code_directives_stay_code() -> None:
+    from glassrag.parsers.markdown import markdown_blocks
+
+    def shape(blocks: list) -> list:  # type: ignore[type-arg]
+        return [(b.kind, b.start + 1, b.end + 1, shape(list(b.children))) for b in blocks]
+
+    assert shape(markdown_blocks(MYST)) == [
+        ("heading", 1, 1, []),
+        ("container", 3, 5, [("marker", 3, 3, []), ("text", 4, 4, []), ("marker", 5, 5, [])]),
+        # a longer fence holds a shorter one: the inner fence is code, the line after it prose
+        ("container", 7, 13, [("marker", 7, 7, []), ("code", 8, 10, []), ("text", 12, 12, []),
+                              ("marker", 13, 13, [])]),
+        # options (":class:", or a YAML block between "---") are markers, not prose
+        ("container", 15, 18, [("marker", 15, 15, []), ("marker", 16, 16, []),
+                               ("text", 17, 17, []), ("marker", 18, 18, [])]),
+        ("container", 20, 25, [("marker", 20, 20, []), ("marker", 21, 21, []),
+                               ("marker", 22, 22, []), ("marker", 23, 23, []),
+                               ("text", 24, 24, []), ("marker", 25, 25, [])]),
+        ("code", 27, 29, []),
+        ("container", 31, 32, [("marker", 31, 31, []), ("text", 32, 32, [])]),
+    ]
+    for span in docs(MYST, max_chars=80):  # never a chunk of markers alone
+        assert not all(is_marker_line(ln) for ln in span.text.split("\n") if ln.strip())
+
+
 def test_front_matter_keeps_file_line_numbers(tmp_path: Path) -> None:
     path = tmp_path / "page.md"
     path.write_text("---\ntitle: Page\nroles: [staff]\n---\n# Heading\n\nBody line.\n")

@@ -13,7 +13,7 @@ from glassrag.answer.verify import verify
 from glassrag.ingest.chunking import ChunkOptions, chunk_text
 from glassrag.parsers.blocks import is_marker_line
 from glassrag.records import ANSWERED, Chunk, Hit
-from glassrag.text.sentences import sentence_texts, split_sentences
+from glassrag.text.sentences import code_spans, sentence_texts, split_sentences
 
 
 def test_a_hard_wrapped_sentence_is_one_sentence() -> None:
@@ -72,6 +72,20 @@ def test_rst_literal_block_lines_stand_alone() -> None:
     assert sentence_texts(text) == [
         "Example::", "click.echo('a. b')", "more(). code", "Back to\nprose.",
     ]
+
+
+def test_a_myst_admonition_holds_prose_and_a_code_directive_holds_code() -> None:
+    text = ("```{note}\nNotes are\nwrapped prose. Two sentences.\n```\n\n"
+            ":::{tip}\n:class: dropdown\nTips too.\n:::\n\n"
+            "````{tab} Linux\n```\nrun --fast. now\n```\nAfter the code.\n````\n\n"
+            "```{code-block} python\nx = 1. y\n```")
+    assert sentence_texts(text) == [
+        "```{note}", "Notes are\nwrapped prose.", "Two sentences.", "```",
+        ":::{tip}", ":class: dropdown", "Tips too.", ":::",
+        "````{tab} Linux", "```", "run --fast. now", "```", "After the code.", "````",
+        "```{code-block} python", "x = 1. y", "```",
+    ]
+    assert [text[a:b] for a, b in code_spans(text)] == ["run --fast. now", "```", "x = 1. y", "```"]
 
 
 def test_answer_quotes_a_wrapped_sentence_with_its_own_two_lines(tmp_path: Path) -> None:

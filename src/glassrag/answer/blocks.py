@@ -36,6 +36,7 @@ _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
 _SUMMARY = re.compile(SUMMARY_LINE, re.IGNORECASE)  # a <details> box's title line
 _ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
+_FENCE_CHARACTERS = "`~:"
 _ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")
 
 
@@ -128,7 +129,12 @@ def is_heading(text: str, start: int, end: int, line_start: int) -> bool:
         return False
     next_end = text.find("\n", line_end + 1)
     underline = text[line_end + 1 : next_end if next_end >= 0 else len(text)]
-    return bool(_ADORNMENT.match(underline))
+    adornment = _ADORNMENT.match(underline)
+    if adornment is None:
+        return False
+    # A run of backticks, tildes or colons shorter than the line above closes a Markdown
+    # fence or container around it; a reST underline is as long as its title.
+    return adornment.group(1) not in _FENCE_CHARACTERS or len(underline.strip()) >= end - start
 
 
 def title_span(text: str, heading: Sentence) -> tuple[int, int] | None:

@@ -10,7 +10,10 @@ CommonMark does not know, which would otherwise be misread (an admonition body i
 four spaces is not code; ``<div>`` swallows the Markdown that follows it into an HTML
 block). So the parser reads a *shadow* of the text with the same number of lines: container
 markers (``::: tip`` … ``:::``, VitePress) and wrapper tags (``<div …>``, ``</div>``) become
-blank lines, and the body of an MkDocs admonition (``!!! note``) is dedented. The blocks it
+blank lines, and the body of an MkDocs admonition (``!!! note``) is dedented. A MyST
+admonition or layout directive (```` ```{note} ```` or ``:::{tab}`` … the closing fence,
+with its ``:option:`` lines) is a container too; any other fenced directive
+(``{code-block}``, ``{toctree}``) stays the code block CommonMark reads. The blocks it
 finds are then mapped back onto the real lines, where containers become blocks holding
 their inner blocks and wrapper lines become markers.
 """
@@ -29,14 +32,25 @@ from glassrag.parsers.blocks import Block, clean_heading, trim
 from glassrag.parsers.fields import jsonable, take_fields
 from glassrag.parsers.front_matter import load_front_matter
 from glassrag.parsers.reading import FileContext, ReadResult
-from glassrag.text.sentences import SUMMARY_LINE
+from glassrag.text.sentences import (
+    DIRECTIVE_FENCE,
+    FIELD,
+    PROSE_DIRECTIVE,
+    SUMMARY_LINE,
+    closes_fence,
+)
 
 __all__ = ["markdown_blocks", "read"]
 
 #: Containers nest at most this deep (markdown-it's own cap on nested blocks is 20).
 MAX_NESTING = 20
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,})[ \t]*([\w-]+.*?)[ \t]*$")
+_CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,})[ \t]*([\w-]+.*?|\{[\w:.-]+\}.*?)[ \t]*$")
+_DIRECTIVE_FENCE = re.compile(rf"^ {{0,3}}{DIRECTIVE_FENCE}")
+_PROSE_DIRECTIVE = re.compile(PROSE_DIRECTIVE)
+_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+# A directive's options: ":name: value" lines, or a YAML block between "---" lines.
+_DIRECTIVE_OPTION = re.compile(rf"[ \t]*{FIELD}")
 _CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
 _ADMONITION = re.compile(r"^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+[\w-]+.*$")
 # Lines that only open or close a layout element: transparent to the text around them.
@@ -80,8 +94,10 @@ def _shadow(lines: list[str]) -> tuple[list[str], list[_Container], set[int]]:
     containers: list[_Container] = []
     open_colons: list[tuple[int, _Container]] = []
     admonitions: list[tuple[int, _Container]] = []  # (body indent, container)
+    directives: list[tuple[str, _Container]] = []  # (opening fence, container), open
     wrappers: set[int] = set()
     fence: str | None = None
+    options_end = -1  # the last option line of the directive just opened
     for index, line in enumerate(lines):
         dedent = 0
         while admonitions and line.strip() and _indent(line) < admonitions[-1][0]:
@@ -92,10 +108,27 @@ def _shadow(lines: list[str]) -> tuple[list[str], list[_Container], set[int]]:
         shadow[index] = body
         if fence is not None:
             match = _FENCE.match(body)
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+            if match and closes_fence(match.group(1), fence):
                 fence = None
             continue
-        if match := _FENCE.match(body):
+        if index <= options_end:
+            wrappers.add(index)
+            shadow[index] = ""
+        elif directives and (match := _FENCE_CLOSE.match(body)) \
+                and closes_fence(match.group(1), directives[-1][0]):
+            directives.pop()[1].end = index
+            shadow[index] = ""
+        elif (match := _DIRECTIVE_FENCE.match(body)) and _is_container(match.group(2)) \
+                and len(open_colons) + len(admonitions) + len(directives) < MAX_NESTING:
+            container = _Container(index)
+            containers.append(container)
+            if match.group(1)[0] == ":":
+                open_colons.append((len(match.group(1)), container))
+            else:
+                directives.append((match.group(1), container))
+            options_end = _options_end(lines, index, dedent)
+            shadow[index] = ""
+        elif match := _FENCE.match(body):
             fence = match.group(1)
         elif match := _CONTAINER_CLOSE.match(body):
             if open_colons:
@@ -118,9 +151,26 @@ def _shadow(lines: list[str]) -> tuple[list[str], list[_Container], set[int]]:
             shadow[index] = ""
     for _, container in admonitions:
         container.end = _last_content(lines, len(lines) - 1)
-    for _, container in open_colons:  # never closed: it runs to the end of the file
+    for _, container in [*open_colons, *directives]:  # never closed: to the end of the file
         container.end = _last_content(lines, len(lines) - 1)
     return shadow, containers, wrappers
+
+
+def _is_container(name: str) -> bool:
+    """Whether a MyST directive's body is prose to read (an admonition, a tab)."""
+    return _PROSE_DIRECTIVE.fullmatch(name) is not None
+
+
+def _options_end(lines: list[str], index: int, dedent: int) -> int:
+    """The last option line of the directive opened at ``index`` (``index`` if none)."""
+    end = index
+    if index + 1 < len(lines) and lines[index + 1][dedent:].rstrip() == "---":
+        close = next((n for n in range(index + 2, len(lines))
+                      if lines[n][dedent:].rstrip() == "---"), None)
+        return index if close is None else close
+    while end + 1 < len(lines) and _DIRECTIVE_OPTION.match(lines[end + 1]):
+        end += 1
+    return end
 
 
 def _indent(line: str) -> int:

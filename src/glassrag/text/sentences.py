@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["code_spans", "is_markup", "sentences_and_code", "split_sentences", "sentence_texts"]
+__all__ = ["closes_fence", "code_spans", "is_markup", "sentences_and_code", "split_sentences",
+           "sentence_texts"]
 
 _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
 # A run of terminators and the quotes/brackets that close the sentence with them: Latin ones
@@ -35,8 +36,9 @@ _END_SEMICOLON = re.compile(
     rf"(?=[.!?\u3002\uff01\uff1f\uff1b])(?:{_LATIN}|[\u3002\uff01\uff1f\uff1b]+{_CJK_CLOSERS})"
 )
 # Regions in which no terminator counts: `inline code` (any backtick run, closed by the same
-# run) and URLs (minus the punctuation that ends the sentence around them).
-_PROTECTED = re.compile(r"(`{1,16})(?!`)(?:(?!\1)(?!\n[ \t]*\n).)+?\1|https?://[^\s<>()\[\]`]+[^\s<>()\[\]`.,;:!?'\"]",
+# run, never across a blank line or a fence line) and URLs (minus the punctuation that ends
+# the sentence around them).
+_PROTECTED = re.compile(r"(`{1,16})(?!`)(?:(?!\1)(?!\n[ \t]*\n)(?!\n[ \t]*```).)+?\1|https?://[^\s<>()\[\]`]+[^\s<>()\[\]`.,;:!?'\"]",
                         re.DOTALL)
 # Words whose period is not a sentence end. "etc." and "no." end sentences too often to list.
 _ABBREVIATIONS = frozenset({
@@ -65,6 +67,18 @@ LIST_TABLE_ROW = r"[ \t]*\*[ \t]+-(?:[ \t]|$)"
 # (answer/blocks.py). The group is its text between the tags.
 SUMMARY_LINE = (r"[ \t]*<summary\b[^>\n]*>(?:<[^>\n]+>)*([^\n]*?)(?:<[^>\n]+>)*"
                 r"</summary>[ \t]*")
+# The MyST directives whose body is prose: admonitions, version notes and layout boxes of
+# Sphinx, docutils and sphinx-design. CommonMark reads any fenced block as code, so a
+# directive of another name (``{code-block}``, ``{toctree}``, a site's own) stays code.
+PROSE_DIRECTIVE = (
+    r"(?:admonition|attention|caution|danger|error|hint|important|note|seealso|tip|todo|warning"
+    r"|versionadded|versionchanged|versionremoved|deprecated"
+    r"|tab|tab-item|tab-set|dropdown|card|grid-item-card|sidebar|topic|margin|div|container"
+    r"|only|rubric|epigraph|highlights|pull-quote|glossary)"
+)
+# A MyST directive's opening fence ("```{note}", ":::{warning}"): group 1 is the fence,
+# group 2 the directive's name.
+DIRECTIVE_FENCE = r"(`{3,}|~{3,}|:{3,})[ \t]*\{([\w:.-]+)\}"
 # Lines of a documentation site's markup that a reader never sees: a shortcode or include,
 # an attribute list, an alert's marker, an MDX import, a content tab's label.
 _MARKUP = (
@@ -104,6 +118,8 @@ _TABLE_BORDER = re.compile(rf"[ \t]*{SIMPLE_TABLE_BORDER}")
 _LIST_TABLE = re.compile(LIST_TABLE)
 _ROW_START = re.compile(LIST_TABLE_ROW)
 _FIELD = re.compile(rf"[ \t]*{FIELD}")
+_DIRECTIVE_FENCE = re.compile(rf"[ \t]*{DIRECTIVE_FENCE}")
+_PROSE_DIRECTIVE = re.compile(PROSE_DIRECTIVE)
 
 
 # Directives whose body is code or program output: its lines are never joined as prose.
@@ -137,6 +153,15 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+def _prose_directive(line: str) -> str | None:
+    """The fence of a MyST directive whose body is prose (```` ```{note} ````), or None: its
+    lines are read as prose, not as code."""
+    match = _DIRECTIVE_FENCE.match(line)
+    if match is None or not _PROSE_DIRECTIVE.fullmatch(match.group(2)):
+        return None
+    return match.group(1)
+
+
 def _opens_literal(line: str) -> bool:
     """A reST line after which a more indented block is code: ``Example::`` or a code
     directive (``.. code-block:: python``)."""
@@ -144,6 +169,12 @@ def _opens_literal(line: str) -> bool:
     if _LITERAL_DIRECTIVE.match(line):
         return True
     return stripped.endswith("::") and not stripped.lstrip().startswith("..")
+
+
+def closes_fence(fence: str, opening: str) -> bool:
+    """Whether a fence closes the block ``opening`` opened (CommonMark: the same character,
+    at least as many)."""
+    return fence[0] == opening[0] and len(fence) >= len(opening)
 
 
 def _is_abbreviation(text: str, line_start: int, dot: int) -> bool:
@@ -171,10 +202,13 @@ def _hard_breaks(text: str, every_line: bool,
     table = False  # inside a reST simple table: each row is a unit of its own
     list_table: int | None = None  # indentation of a list or CSV table's directive line
     csv = False
+    directives: list[str] = []  # the fences of the MyST prose directives open
+    options = False  # right after a directive's opening line: its options follow
     pos = 0
     for index, line in enumerate(lines[:-1]):
         end = pos + len(line)
         following = lines[index + 1]
+        options = options and bool(_FIELD.match(line))
         if literal is not None and line.strip() and _indent(line) <= literal:
             literal = None
         if list_table is not None and line.strip() and _indent(line) <= list_table:
@@ -198,10 +232,17 @@ def _hard_breaks(text: str, every_line: bool,
         elif fence is not None:  # inside a code block: every line is its own unit
             breaks.append(end)
             code.append((pos, end))
-            if fence_match and fence_match.group(1)[0] == fence[0] and len(
-                fence_match.group(1)
-            ) >= len(fence):
+            if fence_match and closes_fence(fence_match.group(1), fence):
                 fence = None
+        elif options and _FIELD.match(line):
+            breaks.append(end)  # a directive's option (":class: tip") is a unit of its own
+        elif fence_match and directives and not line[fence_match.end():].strip() \
+                and closes_fence(fence_match.group(1), directives[-1]):
+            directives.pop()
+            breaks.append(end)
+        elif fence_match and (opened := _prose_directive(line)) is not None:
+            directives.append(opened)  # a MyST admonition: prose between two markers
+            breaks.append(end)
         elif fence_match:
             fence = fence_match.group(1)
             breaks.append(end)
@@ -219,6 +260,7 @@ def _hard_breaks(text: str, every_line: bool,
             or _STARTS_BLOCK.match(following)
         ):
             breaks.append(end)
+        options = options or (fence is None and _DIRECTIVE_FENCE.match(line) is not None)
         if fence is None and literal is None and _opens_literal(line):
             literal = _indent(line)
         table_match = _LIST_TABLE.match(line) if fence is None and literal is None else None
