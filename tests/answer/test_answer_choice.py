@@ -183,6 +183,15 @@ def test_a_myst_admonition_is_quoted_as_prose_and_its_last_line_is_no_title() ->
     assert [rest[s.start:s.end] for s in sentences(rest) if s.heading] == ["Caching"]
 
 
+def test_an_option_list_item_is_quoted_alone() -> None:
+    text = ("Options\n-------\n\n-a, --all        Show hidden kettles as well.\n"
+            "--depth=N        Descend at most N levels below the start folder.\n"
+            "-q               Print nothing but errors.\n")
+    hit = make_hit("cli#1", text, source="cli.rst")
+    assert quotes("What does the --depth option do?", [hit]) == [
+        "--depth=N        Descend at most N levels below the start folder."]
+
+
 def test_a_how_to_question_gets_the_setting_after_a_sentence_with_only_numbers() -> None:
     # The best sentence restates the problem (with its numbers); the way out names a setting.
     text = ("The Frobnicator server crashes when it reaches the file watcher limit of about "

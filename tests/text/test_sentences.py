@@ -88,6 +88,20 @@ def test_a_myst_admonition_holds_prose_and_a_code_directive_holds_code() -> None
     assert [text[a:b] for a, b in code_spans(text)] == ["run --fast. now", "```", "x = 1. y", "```"]
 
 
+def test_each_item_of_an_option_list_is_a_sentence_with_its_wrapped_lines() -> None:
+    text = ("-a, --all        Show hidden kettles as well.\n"
+            "--depth=N        Descend at most N levels below\n"
+            "                 the start folder.\n"
+            "--color <when>   Colorize.\n"
+            "A prose line that wraps\n-- not an option -- and goes on.")
+    assert sentence_texts(text) == [
+        "-a, --all        Show hidden kettles as well.",
+        "--depth=N        Descend at most N levels below\n                 the start folder.",
+        "--color <when>   Colorize.",
+        "A prose line that wraps\n-- not an option -- and goes on.",
+    ]
+
+
 def test_answer_quotes_a_wrapped_sentence_with_its_own_two_lines(tmp_path: Path) -> None:
     page = tmp_path / "docs" / "server.md"
     page.parent.mkdir()

@@ -16,14 +16,20 @@ from dataclasses import dataclass
 
 from glassrag.answer.structure import directive_argument, line_contexts, line_starts
 from glassrag.text.analysis import analyze
-from glassrag.text.sentences import FIELD, SUMMARY_LINE, is_markup, sentences_and_code
+from glassrag.text.sentences import (
+    FIELD,
+    OPTION_ITEM,
+    SUMMARY_LINE,
+    is_markup,
+    sentences_and_code,
+)
 
 # The most characters of a block a sentence ending in ":" brings into its quote; a longer
 # block is cut at a line end (the quote stays a verbatim slice).
 MAX_INTRODUCED_CHARS = 480
 # Lines that open a block of their own: the next line after a sentence ending in ":".
 # A reST field (":param name: ...", ":returns:") is an item too.
-_LIST_ITEM = re.compile(rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|\||{FIELD})")
+_LIST_ITEM = re.compile(rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|\||{FIELD}|{OPTION_ITEM})")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
 # A line that is only a reST field marker: a directive option (":members:") or a field whose
 # body is on the lines below (":param name:").

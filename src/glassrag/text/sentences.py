@@ -55,6 +55,10 @@ _LIST_NUMBER = re.compile(r"[ \t]*(?:#{1,6}[ \t]+)?(?:\d{1,3}|[a-zA-Z]|#)\Z")
 # role at the start of a line (":func:`echo` writes ...") is followed by a backtick, not a
 # space.
 FIELD = r":[^:\s`][^:`\n]*:(?:[ \t]|$)"
+# An item of a reST option list ("-a, --all   Show everything."): options, then two spaces
+# or more before the description.
+OPTION_ITEM = (r"--?[A-Za-z0-9][^\s,]*(?:,[ \t]--?[A-Za-z0-9][^\s,]*)*(?:[ =]<?[\w.-]+>?)?"
+               r"[ \t]{2,}\S")
 # A simple table's border: columns of "=" (one column is a heading's underline).
 SIMPLE_TABLE_BORDER = r"=+(?:[ \t]+=+)+[ \t]*$"
 # A list or CSV table's directive line, and the line that starts a list table's row
@@ -107,10 +111,10 @@ _BLOCK_LINE = re.compile(
     r"|([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$"   # heading underline, thematic break, table rule
     r")"
 )
-# Lines that start a block, so the line before them ends: the above plus list items and
-# reST fields.
+# Lines that start a block, so the line before them ends: the above plus list items, reST
+# fields and option list items.
 _STARTS_BLOCK = re.compile(
-    rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|[a-zA-Z#][.)][ \t]|{FIELD})")
+    rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|[a-zA-Z#][.)][ \t]|{FIELD}|{OPTION_ITEM})")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 _PIPE_ROW = re.compile(r"[ \t]*\|[^\n]*\|")
 _GRID_ROW_BORDER = re.compile(r"[ \t]*[+][-=+]+[+]")
