@@ -29,6 +29,7 @@ import yaml
 
 from glassrag.errors import ChunkingError
 from glassrag.parsers.blocks import Block, clean_heading, trim
+from glassrag.parsers.comments import blank_markdown_comments
 from glassrag.parsers.fields import jsonable, take_fields
 from glassrag.parsers.front_matter import load_front_matter
 from glassrag.parsers.reading import FileContext, ReadResult
@@ -345,10 +346,15 @@ def read(text: str, stem: str, ctx: FileContext, result: ReadResult) -> None:
         result.errors.append(ctx.fail(f"front matter: {exc}"))
         return
     body = "\n".join(lines[offset:])
+    dropped = 0
+    if not ctx.keep_hidden:
+        body, dropped = blank_markdown_comments(body)
+        result.hidden_dropped += dropped
     if not body.strip():
-        result.errors.append(ctx.fail("empty document: no text after the front matter"))
+        what = "only comments" if dropped else "no text"
+        result.errors.append(ctx.fail(f"empty document: {what} after the front matter"))
         return
-    fields.setdefault("title", _first_heading(lines[offset:]) or stem)
+    fields.setdefault("title", _first_heading(body.split("\n")) or stem)
     result.documents.append(
         ctx.doc(body, parser="markdown", line_offset=offset, metadata=meta, **fields)
     )

@@ -70,7 +70,7 @@ def read_file(
     # doc.path is the real path (symlinks resolved): the stable identity of the file.
     options = parse_options or ParseOptions()
     ctx = FileContext(display=str(path), relpath=relpath, abspath=os.path.realpath(path),
-                      limits=options.limits)
+                      limits=options.limits, keep_hidden=options.keep_hidden)
     result = ReadResult()
     parser = parser_for(path.suffix)
     if parser is None:

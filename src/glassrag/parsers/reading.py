@@ -35,6 +35,7 @@ class FileContext:
     abspath: str
     encoding: str | None = "utf-8"
     limits: Limits = field(default_factory=Limits)
+    keep_hidden: bool = False  # keep what a reader never sees (comments), as ParseOptions says
 
     def fail(self, message: str, line: int | None = None) -> FailedInput:
         """A failure of this file, or of one line of it."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from glassrag.parsers.blocks import Block, clean_heading
+from glassrag.parsers.comments import blank_rst_comments
 from glassrag.parsers.reading import FileContext, ReadResult
 
 __all__ = ["index_text", "read", "rst_blocks", "rst_title"]
@@ -193,7 +194,14 @@ def _directive(lines: list[str], i: int, end: int, name: str,
 
 
 def read(text: str, stem: str, ctx: FileContext, result: ReadResult) -> None:
-    """The document of a reST file (normalised ``text``) into ``result``."""
+    """The document of a reST file (normalised ``text``) into ``result``, its comments
+    blanked unless ``ctx.keep_hidden``."""
+    if not ctx.keep_hidden:
+        text, dropped = blank_rst_comments(text)
+        result.hidden_dropped += dropped
+        if not text.strip():
+            result.errors.append(ctx.fail("empty document: only comments"))
+            return
     result.documents.append(ctx.doc(text, title=rst_title(text) or stem, parser="rst"))
 
 

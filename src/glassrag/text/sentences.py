@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["closes_fence", "code_spans", "is_markup", "sentences_and_code", "split_sentences",
-           "sentence_texts"]
+__all__ = ["closes_fence", "code_spans", "is_markup", "opens_literal", "sentences_and_code",
+           "split_sentences", "sentence_texts"]
 
 _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
 # A run of terminators and the quotes/brackets that close the sentence with them: Latin ones
@@ -166,7 +166,7 @@ def _prose_directive(line: str) -> str | None:
     return match.group(1)
 
 
-def _opens_literal(line: str) -> bool:
+def opens_literal(line: str) -> bool:
     """A reST line after which a more indented block is code: ``Example::`` or a code
     directive (``.. code-block:: python``)."""
     stripped = line.rstrip()
@@ -265,7 +265,7 @@ def _hard_breaks(text: str, every_line: bool,
         ):
             breaks.append(end)
         options = options or (fence is None and _DIRECTIVE_FENCE.match(line) is not None)
-        if fence is None and literal is None and _opens_literal(line):
+        if fence is None and literal is None and opens_literal(line):
             literal = _indent(line)
         table_match = _LIST_TABLE.match(line) if fence is None and literal is None else None
         if table_match is not None:
