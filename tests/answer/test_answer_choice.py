@@ -183,6 +183,16 @@ def test_a_myst_admonition_is_quoted_as_prose_and_its_last_line_is_no_title() ->
     assert [rest[s.start:s.end] for s in sentences(rest) if s.heading] == ["Caching"]
 
 
+def test_an_html_heading_is_a_title_never_a_quote() -> None:
+    text = '<h2 align="center"><b>Brewing limits</b></h2>\n\nA brew steeps for at most 300 s.\n'
+    [heading, body] = sentences(text)
+    assert heading.heading and not body.heading
+    span = title_span(text, heading)
+    assert span is not None and text[span[0]:span[1]] == "Brewing limits"
+    hit = make_hit("brew#1", text)
+    assert quotes("How long may a brew steep?", [hit]) == ["A brew steeps for at most 300 s."]
+
+
 def test_an_option_list_item_is_quoted_alone() -> None:
     text = ("Options\n-------\n\n-a, --all        Show hidden kettles as well.\n"
             "--depth=N        Descend at most N levels below the start folder.\n"

@@ -302,6 +302,27 @@ def test_rst_titles_directives_and_literal_blocks() -> None:
     assert "click.echo" in api and "autofunction" not in api
 
 
+def test_an_html_heading_line_is_a_heading_and_titles_the_file(tmp_path: Path) -> None:
+    text = ('<h1 align="center">Kettle</h1>\n\n<p align="center">\nA tea server.\n</p>\n\n'
+            '<h2 id="install"><a href="#install">Install</a></h2>\n\nRun `pipx install kettle`.\n\n'
+            '<h3><img src="logo.png"></h3>\n\nNo title in that one.\n')
+    assert [(s.heading, s.line_start) for s in docs(text)] == [
+        ("Kettle", 1), ("Kettle \u203a Install", 7)]
+    path = tmp_path / "README.md"
+    path.write_text(text)
+    [doc] = read_file(path).documents
+    assert doc.title == "Kettle"
+
+
+def test_rst_field_lists_are_searched_and_directive_options_are_not() -> None:
+    from glassrag.parsers.rst import index_text
+
+    text = (".. autoclass:: kettle.Kettle\n   :members:\n   :noindex:\n\n"
+            ":Default port: 8088\n:Config file: ``/etc/kettle.toml``\n")
+    assert index_text(text).split("\n") == [
+        " kettle.Kettle", "", "", "", ":Default port: 8088", ":Config file: /etc/kettle.toml", ""]
+
+
 def test_rst_any_adornment_and_overlines_set_levels_in_order() -> None:
     from glassrag.parsers.rst import rst_blocks, rst_title
 

@@ -19,7 +19,7 @@ from glassrag.text.analysis import analyze
 from glassrag.text.sentences import (
     FIELD,
     OPTION_ITEM,
-    SUMMARY_LINE,
+    TITLE_TAG_LINE,
     is_markup,
     sentences_and_code,
 )
@@ -40,7 +40,7 @@ _MARKUP_LINES = re.compile(rf"(?:[ \t]*(?:\.\.[ \t]+[\w:.-]+::[^\n]*|{FIELD}[ \t
                            re.MULTILINE)
 _ATX_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _ATX_CLOSING = re.compile(r"(?:[ \t]+#+)?[ \t]*$")  # an ATX heading's optional closing #s
-_SUMMARY = re.compile(SUMMARY_LINE, re.IGNORECASE)  # a <details> box's title line
+_TITLE_TAG = re.compile(TITLE_TAG_LINE, re.IGNORECASE)  # <h2>Install</h2>, <summary>…
 _ADORNMENT = re.compile(r"[ \t]*([=\-~^*#\"'`:.+_<>])\1{2,}[ \t]*$")
 _FENCE_CHARACTERS = "`~:"
 _ASKS = re.compile(r"[?\uff1f][*_\"'\u201d\u300d)\uff09]*\Z")
@@ -125,7 +125,7 @@ def is_heading(text: str, start: int, end: int, line_start: int) -> bool:
     line or an overline. (A sentence that shares its line with another, or the first line of a
     ``::: tip`` container, stands above a closing ``:::`` without being a title.)"""
     if start == line_start and (_ATX_HEADING.match(text, start)
-                                or _SUMMARY.fullmatch(text, start, end)):
+                                or _TITLE_TAG.fullmatch(text, start, end)):
         return True
     line_end = text.find("\n", end)
     if line_end < 0 or text.find("\n", start, end) >= 0 or start != line_start:
@@ -149,9 +149,9 @@ def title_span(text: str, heading: Sentence) -> tuple[int, int] | None:
     argument = directive_argument(text[heading.start : heading.end])
     if argument is not None:  # ".. envvar:: BUILD_NUMBER" is titled BUILD_NUMBER
         return heading.start + argument[0], heading.start + argument[1]
-    summary = _SUMMARY.fullmatch(text, heading.start, heading.end)
-    if summary is not None:  # "<summary><b>Title</b></summary>": its text between the tags
-        return summary.span(1) if summary.end(1) > summary.start(1) else None
+    tagged = _TITLE_TAG.fullmatch(text, heading.start, heading.end)
+    if tagged is not None:  # "<summary><b>Title</b></summary>": its text between the tags
+        return tagged.span(2) if tagged.end(2) > tagged.start(2) else None
     marks = _ATX_HEADING.match(text, heading.start)
     start = heading.start
     if marks is not None:

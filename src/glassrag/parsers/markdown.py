@@ -3,7 +3,7 @@ real CommonMark parser (markdown-it-py, tables enabled) for the docs chunker.
 
 Front matter (YAML between ``---`` lines at the top) may name the document's ``doc_id``,
 ``title``, ``source``, ``chunker`` and ``roles``; the rest of it is kept as metadata. The
-title is otherwise the first ``#`` heading outside code, else the file name.
+title is otherwise the first heading outside code (``#`` or ``<h1>``), else the file name.
 
 markdown-it gives every top-level block its line range. Documentation sites add syntax
 CommonMark does not know, which would otherwise be misread (an admonition body indented by
@@ -37,7 +37,7 @@ from glassrag.text.sentences import (
     DIRECTIVE_FENCE,
     FIELD,
     PROSE_DIRECTIVE,
-    SUMMARY_LINE,
+    TITLE_TAG_LINE,
     closes_fence,
 )
 
@@ -61,7 +61,7 @@ _WRAPPER = re.compile(
     re.IGNORECASE,
 )
 
-_SUMMARY = re.compile(SUMMARY_LINE, re.IGNORECASE)
+_TITLE_TAG = re.compile(TITLE_TAG_LINE, re.IGNORECASE)
 
 _KINDS = {
     "paragraph_open": "text", "fence": "code", "code_block": "code", "table_open": "table",
@@ -199,12 +199,16 @@ def _token_blocks(shadow: list[str]) -> list[Block]:
             title = clean_heading(tokens[i + 1].content if i + 1 < len(tokens) else "")
             level = int(token.tag[1])
             blocks.append(Block("heading", start, end, level=level, title=title))
-        elif token.type == "html_block" and (summary := _SUMMARY.fullmatch(shadow[start])):
+        elif token.type == "html_block" and (tag := _title_tag(shadow[start])):
             # A <details> box's <summary> line titles what the box holds, as a heading one
             # level below the last one would ("<summary>3.5.0 release</summary>" under
-            # "Latest news"): without it, each box reads as part of the section above.
-            blocks.append(Block("heading", start, start, level=min(level + 1, 6),
-                                title=clean_heading(summary.group(1))))
+            # "Latest news"): without it, each box reads as part of the section above. An
+            # HTML heading ('<h2 id="install">Install</h2>') is a heading of its own level.
+            tag_name, title = tag
+            if tag_name != "summary":
+                level = int(tag_name[1])
+            blocks.append(Block("heading", start, start, title=title,
+                                level=min(level + 1, 6) if tag_name == "summary" else level))
             if end > start:  # lines run on without a blank line: HTML to CommonMark too
                 rest, _ = trim(shadow, start + 1, end)
                 blocks.append(Block("html", rest, end, cuts=_cuts("html", tokens, i, rest, end)))
@@ -212,6 +216,16 @@ def _token_blocks(shadow: list[str]) -> list[Block]:
             kind = _KINDS[token.type]
             blocks.append(Block(kind, start, end, cuts=_cuts(kind, tokens, i, start, end)))
     return blocks
+
+
+def _title_tag(line: str) -> tuple[str, str] | None:
+    """The tag name and title of a line that is an HTML title (``<h1>``-``<h6>`` with some
+    text, or ``<summary>``), else None."""
+    match = _TITLE_TAG.fullmatch(line)
+    if match is None:
+        return None
+    name, title = match.group(1).lower(), clean_heading(match.group(2))
+    return (name, title) if title or name == "summary" else None
 
 
 def _cuts(kind: str, tokens: list[Any], index: int, start: int, end: int) -> tuple[int, ...]:
@@ -367,4 +381,6 @@ def _first_heading(lines: list[str]) -> str | None:
             in_fence = not in_fence  # a "# comment" in a code block is not a heading
         elif not in_fence and (m := _HEADING_RE.match(line)):
             return m.group(1).strip()
+        elif not in_fence and (tag := _title_tag(line)) and tag[0] != "summary":
+            return tag[1]  # '<h1 align="center">Kettle</h1>', as READMEs open
     return None

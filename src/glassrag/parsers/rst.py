@@ -12,7 +12,8 @@ Every block is a range of the file's own lines.
 
 :func:`index_text` is what gets analysed for search: roles reduced to their text
 (:func:`click.echo` -> ``click.echo``), autodoc directives to the names they document,
-version directives to the words Sphinx renders, option and label lines dropped.
+version directives to the words Sphinx renders, a directive's option lines and labels
+dropped (a field list elsewhere is text the page shows, and stays).
 """
 
 from __future__ import annotations
@@ -269,11 +270,16 @@ def index_text(text: str, replacements: dict[str, str] | None = None) -> str:
         return table.get(match.group(1), match.group(1))
 
     out: list[str] = []
+    header = False  # on a directive's line or its options (":members:", ":caption:")
     for line in text.split("\n"):
+        option = header and _OPTION.match(line) is not None
         if match := _DIRECTIVE.match(line):
             line = _directive_text(match)
-        elif _OPTION.match(line) or _EXPLICIT.match(line) or _ADORNMENT.match(line):
+        elif option or _EXPLICIT.match(line) or _ADORNMENT.match(line):
             line = ""  # the definitions themselves among them
+        # A field list elsewhere (":Default port: 8088", ":param name: ...") is text a page
+        # shows, and is searched as such.
+        header = match is not None or option
         if table and "|" in line:  # before roles: a definition's text has markup of its own
             line = _SUBSTITUTION.sub(replaced, line)
         line = _ROLE.sub(_role_text, line)

@@ -66,11 +66,12 @@ SIMPLE_TABLE_BORDER = r"=+(?:[ \t]+=+)+[ \t]*$"
 # row is a line.
 LIST_TABLE = r"[ \t]*\.\.[ \t]+(list|csv)-table::"
 LIST_TABLE_ROW = r"[ \t]*\*[ \t]+-(?:[ \t]|$)"
-# A <details> box's title line, "<summary><b>Title</b></summary>" alone on a line: the
-# Markdown reader makes it a heading (parsers/markdown.py), the answerer never quotes it
-# (answer/blocks.py). The group is its text between the tags.
-SUMMARY_LINE = (r"[ \t]*<summary\b[^>\n]*>(?:<[^>\n]+>)*([^\n]*?)(?:<[^>\n]+>)*"
-                r"</summary>[ \t]*")
+# A title written as HTML alone on a line: an HTML heading ('<h1 align="center">Kettle</h1>')
+# or a <details> box's "<summary><b>Title</b></summary>". The Markdown reader makes it a
+# heading (parsers/markdown.py), the answerer never quotes it (answer/blocks.py). Group 1 is
+# the tag's name, group 2 its text between the tags.
+TITLE_TAG_LINE = (r"[ \t]*<(summary|h[1-6])\b[^>\n]*>(?:<[^>\n]+>)*([^\n]*?)(?:<[^>\n]+>)*"
+                  r"</\1>[ \t]*")
 # The MyST directives whose body is prose: admonitions, version notes and layout boxes of
 # Sphinx, docutils and sphinx-design. CommonMark reads any fenced block as code, so a
 # directive of another name (``{code-block}``, ``{toctree}``, a site's own) stays code.
