@@ -193,6 +193,14 @@ def test_an_html_heading_is_a_title_never_a_quote() -> None:
     assert quotes("How long may a brew steep?", [hit]) == ["A brew steeps for at most 300 s."]
 
 
+def test_a_simple_table_row_is_quoted_without_the_row_above() -> None:
+    text = ("=========  ===========================\nName       Meaning\n"
+            "=========  ===========================\n``a|b``    Either ``a`` or ``b``.\n"
+            "``--dry``  Show what would be brewed.\n=========  ===========================\n")
+    hit = make_hit("flags#1", text, source="flags.rst")
+    assert quotes("What does --dry do?", [hit]) == ["``--dry``  Show what would be brewed."]
+
+
 def test_an_option_list_item_is_quoted_alone() -> None:
     text = ("Options\n-------\n\n-a, --all        Show hidden kettles as well.\n"
             "--depth=N        Descend at most N levels below the start folder.\n"

@@ -21,7 +21,7 @@ from glassrag.text.sentences import (
     OPTION_ITEM,
     TITLE_TAG_LINE,
     is_markup,
-    sentences_and_code,
+    sentences_code_rows,
 )
 
 # The most characters of a block a sentence ending in ":" brings into its quote; a longer
@@ -77,7 +77,8 @@ def sentences(text: str) -> tuple[Sentence, ...]:
     change between code and prose lies between them. Remembered per text: a chunk's units
     and its title line (:func:`~glassrag.answer.passages.title_unit`) read the same
     sentences, and the best chunks come back question after question."""
-    spans, code = sentences_and_code(text, semicolons=True)
+    spans, code, rows = sentences_code_rows(text, semicolons=True)
+    row_starts = {start for start, _ in rows}
     contexts = line_contexts(text)
     starts = line_starts(text) if contexts else []
     sentence_at: dict[int, int] = {}  # line index -> the sentence starting on it
@@ -108,7 +109,7 @@ def sentences(text: str) -> tuple[Sentence, ...]:
         if out and (
             "\n\n" in gap.replace(" ", "").replace("\t", "")
             or is_code or previous_code or heading or out[-1].heading
-            or (new_line and _LIST_ITEM.match(text, line_start))
+            or (new_line and (_LIST_ITEM.match(text, line_start) or start in row_starts))
             or _FENCE.match(piece)
         ):
             block += 1

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["closes_fence", "code_spans", "is_markup", "opens_literal", "sentences_and_code",
+__all__ = ["closes_fence", "code_spans", "is_markup", "opens_literal", "sentences_code_rows",
            "split_sentences", "sentence_texts"]
 
 _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
@@ -353,15 +353,17 @@ def code_spans(text: str) -> list[tuple[int, int]]:
     return _hard_breaks(text, False)[1] if "\n" in text else []
 
 
-def sentences_and_code(text: str, *, semicolons: bool = False,
-                       ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """:func:`split_sentences` and :func:`code_spans` of ``text`` together, its lines read
-    once (the answerer reads both of every chunk it quotes from)."""
+def sentences_code_rows(text: str, *, semicolons: bool = False,
+                        ) -> tuple[list[tuple[int, int]], list[tuple[int, int]],
+                                   list[tuple[int, int]]]:
+    """:func:`split_sentences`, :func:`code_spans` and the table rows (Markdown pipe rows,
+    reST simple, list and CSV table rows) of ``text`` together, its lines read once (the
+    answerer reads all three of every chunk it quotes from)."""
     one = _one_sentence(text, semicolons)
     if one is not None:
-        return one, []  # one line: no code block
+        return one, [], []  # one line: no code block, no table
     hard = _hard_breaks(text, False) if "\n" in text else ([], [], [])
-    return _split(text, False, semicolons, hard), hard[1]
+    return _split(text, False, semicolons, hard), hard[1], hard[2]
 
 
 def is_markup(sentence: str) -> bool:
