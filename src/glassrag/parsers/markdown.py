@@ -5,23 +5,16 @@ Front matter (YAML between ``---`` lines at the top) may name the document's ``d
 ``title``, ``source``, ``chunker`` and ``roles``; the rest of it is kept as metadata. The
 title is otherwise the first heading outside code (``#`` or ``<h1>``), else the file name.
 
-markdown-it gives every top-level block its line range. Documentation sites add syntax
-CommonMark does not know, which would otherwise be misread (an admonition body indented by
-four spaces is not code; ``<div>`` swallows the Markdown that follows it into an HTML
-block). So the parser reads a *shadow* of the text with the same number of lines: container
-markers (``::: tip`` … ``:::``, VitePress) and wrapper tags (``<div …>``, ``</div>``) become
-blank lines, and the body of an MkDocs admonition (``!!! note``) is dedented. A MyST
-admonition or layout directive (```` ```{note} ```` or ``:::{tab}`` … the closing fence,
-with its ``:option:`` lines) is a container too; any other fenced directive
-(``{code-block}``, ``{toctree}``) stays the code block CommonMark reads. The blocks it
-finds are then mapped back onto the real lines, where containers become blocks holding
-their inner blocks and wrapper lines become markers.
+markdown-it gives every top-level block its line range. It reads a *shadow* of the text
+(:mod:`.markdown_shadow`), the same number of lines with the syntax documentation sites add
+made plain (container markers and wrapper tags blank, MkDocs admonition bodies dedented, MyST
+admonitions as containers). The blocks it finds are then mapped back onto the real lines,
+where containers become blocks holding their inner blocks and wrapper lines become markers.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -32,34 +25,12 @@ from glassrag.parsers.blocks import Block, clean_heading, trim
 from glassrag.parsers.comments import blank_markdown_comments
 from glassrag.parsers.fields import jsonable, take_fields
 from glassrag.parsers.front_matter import load_front_matter
+from glassrag.parsers.markdown_shadow import FENCE, Container
+from glassrag.parsers.markdown_shadow import shadow as read_shadow
 from glassrag.parsers.reading import FileContext, ReadResult
-from glassrag.text.sentences import (
-    DIRECTIVE_FENCE,
-    FIELD,
-    PROSE_DIRECTIVE,
-    TITLE_TAG_LINE,
-    closes_fence,
-)
+from glassrag.text.sentences import TITLE_TAG_LINE
 
 __all__ = ["markdown_blocks", "read"]
-
-#: Containers nest at most this deep (markdown-it's own cap on nested blocks is 20).
-MAX_NESTING = 20
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,})[ \t]*([\w-]+.*?|\{[\w:.-]+\}.*?)[ \t]*$")
-_DIRECTIVE_FENCE = re.compile(rf"^ {{0,3}}{DIRECTIVE_FENCE}")
-_PROSE_DIRECTIVE = re.compile(PROSE_DIRECTIVE)
-_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
-# A directive's options: ":name: value" lines, or a YAML block between "---" lines.
-_DIRECTIVE_OPTION = re.compile(rf"[ \t]*{FIELD}")
-_CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
-_ADMONITION = re.compile(r"^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+[\w-]+.*$")
-# Lines that only open or close a layout element: transparent to the text around them.
-_WRAPPER = re.compile(
-    r"^[ \t]*</?(?:div|section|article|aside|main|center|figure|details|span|p|template|"
-    r"ClientOnly)\b[^>]*>[ \t]*$",
-    re.IGNORECASE,
-)
 
 _TITLE_TAG = re.compile(TITLE_TAG_LINE, re.IGNORECASE)
 
@@ -68,14 +39,6 @@ _KINDS = {
     "bullet_list_open": "list", "ordered_list_open": "list", "blockquote_open": "quote",
     "html_block": "html", "hr": "marker",
 }
-
-
-@dataclass
-class _Container:
-    start: int
-    end: int = -1
-    kind: str = "container"
-    children: list[Any] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -87,101 +50,6 @@ def _parser() -> Any:
     return MarkdownIt("commonmark", {"html": True}).enable("table").disable(
         ["inline", "text_join"]
     )
-
-
-def _shadow(lines: list[str]) -> tuple[list[str], list[_Container], set[int]]:
-    """The text markdown-it reads, the containers found, and the wrapper lines blanked."""
-    shadow = list(lines)
-    containers: list[_Container] = []
-    open_colons: list[tuple[int, _Container]] = []
-    admonitions: list[tuple[int, _Container]] = []  # (body indent, container)
-    directives: list[tuple[str, _Container]] = []  # (opening fence, container), open
-    wrappers: set[int] = set()
-    fence: str | None = None
-    options_end = -1  # the last option line of the directive just opened
-    for index, line in enumerate(lines):
-        dedent = 0
-        while admonitions and line.strip() and _indent(line) < admonitions[-1][0]:
-            admonitions.pop()[1].end = _last_content(lines, index - 1)
-        if admonitions:
-            dedent = min(admonitions[-1][0], _indent(line))
-        body = line[dedent:]
-        shadow[index] = body
-        if fence is not None:
-            match = _FENCE.match(body)
-            if match and closes_fence(match.group(1), fence):
-                fence = None
-            continue
-        if index <= options_end:
-            wrappers.add(index)
-            shadow[index] = ""
-        elif directives and (match := _FENCE_CLOSE.match(body)) \
-                and closes_fence(match.group(1), directives[-1][0]):
-            directives.pop()[1].end = index
-            shadow[index] = ""
-        elif (match := _DIRECTIVE_FENCE.match(body)) and _is_container(match.group(2)) \
-                and len(open_colons) + len(admonitions) + len(directives) < MAX_NESTING:
-            container = _Container(index)
-            containers.append(container)
-            if match.group(1)[0] == ":":
-                open_colons.append((len(match.group(1)), container))
-            else:
-                directives.append((match.group(1), container))
-            options_end = _options_end(lines, index, dedent)
-            shadow[index] = ""
-        elif match := _FENCE.match(body):
-            fence = match.group(1)
-        elif match := _CONTAINER_CLOSE.match(body):
-            if open_colons:
-                open_colons.pop()[1].end = index
-                shadow[index] = ""
-        elif len(open_colons) + len(admonitions) >= MAX_NESTING:
-            continue  # deeper containers are read as text, as markdown-it caps its nesting
-        elif match := _CONTAINER_OPEN.match(body):
-            container = _Container(index)
-            containers.append(container)
-            open_colons.append((len(match.group(1)), container))
-            shadow[index] = ""
-        elif match := _ADMONITION.match(body):
-            container = _Container(index)
-            containers.append(container)
-            admonitions.append((_indent(line) + 4, container))
-            shadow[index] = ""
-        elif _WRAPPER.match(body):
-            wrappers.add(index)
-            shadow[index] = ""
-    for _, container in admonitions:
-        container.end = _last_content(lines, len(lines) - 1)
-    for _, container in [*open_colons, *directives]:  # never closed: to the end of the file
-        container.end = _last_content(lines, len(lines) - 1)
-    return shadow, containers, wrappers
-
-
-def _is_container(name: str) -> bool:
-    """Whether a MyST directive's body is prose to read (an admonition, a tab)."""
-    return _PROSE_DIRECTIVE.fullmatch(name) is not None
-
-
-def _options_end(lines: list[str], index: int, dedent: int) -> int:
-    """The last option line of the directive opened at ``index`` (``index`` if none)."""
-    end = index
-    if index + 1 < len(lines) and lines[index + 1][dedent:].rstrip() == "---":
-        close = next((n for n in range(index + 2, len(lines))
-                      if lines[n][dedent:].rstrip() == "---"), None)
-        return index if close is None else close
-    while end + 1 < len(lines) and _DIRECTIVE_OPTION.match(lines[end + 1]):
-        end += 1
-    return end
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def _last_content(lines: list[str], index: int) -> int:
-    while index > 0 and not lines[index].strip():
-        index -= 1
-    return index
 
 
 def _token_blocks(shadow: list[str]) -> list[Block]:
@@ -257,13 +125,13 @@ def markdown_blocks(text: str) -> list[Block]:
     tags) become ``text`` or ``marker`` blocks of their own.
     """
     lines = text.split("\n")
-    shadow, containers, wrappers = _shadow(lines)
+    shadow, containers, wrappers = read_shadow(lines)
     blocks = _token_blocks(shadow)
     blocks = _fill_gaps(blocks, lines, containers, wrappers)
     return _nest(blocks, containers)
 
 
-def _fill_gaps(blocks: list[Block], lines: list[str], containers: list[_Container],
+def _fill_gaps(blocks: list[Block], lines: list[str], containers: list[Container],
                wrappers: set[int]) -> list[Block]:
     """Give every non-blank line markdown-it skipped a block of its own."""
     covered = [False] * len(lines)
@@ -291,7 +159,7 @@ def _fill_gaps(blocks: list[Block], lines: list[str], containers: list[_Containe
     return out
 
 
-def _nest(blocks: list[Block], containers: list[_Container]) -> list[Block]:
+def _nest(blocks: list[Block], containers: list[Container]) -> list[Block]:
     """Move the blocks inside each container into it, in one pass over the blocks."""
     ends = {c.start: c.end for c in containers if c.end > c.start}
     out: list[Block] = []
@@ -377,7 +245,7 @@ def read(text: str, stem: str, ctx: FileContext, result: ReadResult) -> None:
 def _first_heading(lines: list[str]) -> str | None:
     in_fence = False
     for line in lines:
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence  # a "# comment" in a code block is not a heading
         elif not in_fence and (m := _HEADING_RE.match(line)):
             return m.group(1).strip()
