@@ -106,10 +106,13 @@ def test_simple_table_rows_stand_alone_and_keep_their_periods() -> None:
 
 def test_site_markup_lines_are_blocks_of_their_own_without_terms() -> None:
     for line in ("{{< note >}}", "{% include 'x.md' %}", "{: .note }", "> [!WARNING]",
-                 "import Tabs from '@theme/Tabs';", '=== "Linux"'):
+                 "import Tabs from '@theme/Tabs';", '=== "Linux"',
+                 "export const Chip = ({children}) => <b>{children}</b>;",
+                 "export default async function Layout({children}) {"):
         assert is_markup(line), line
         assert line in sentence_texts(f"Before it.\n{line}\nAfter it.")
     assert not is_markup("import os") and not is_markup("Import the module.")
+    assert not is_markup("export the data to CSV before you upgrade.")
     parts = sentences(MARKDOWN)
     assert all(not s.terms for s in parts if is_markup(MARKDOWN[s.start:s.end]))
 

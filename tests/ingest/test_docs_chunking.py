@@ -314,6 +314,17 @@ def test_an_html_heading_line_is_a_heading_and_titles_the_file(tmp_path: Path) -
     assert doc.title == "Kettle"
 
 
+def test_an_mdx_page_is_read_as_markdown(tmp_path: Path) -> None:
+    path = tmp_path / "intro.mdx"
+    path.write_text("import Tabs from '@theme/Tabs';\n\n# Quick start\n\n<Tabs>\n"
+                    "<TabItem value=\"maven\">\n\nAdd the client with Maven.\n\n"
+                    "</TabItem>\n</Tabs>\n")
+    result = read_file(path)
+    assert result.errors == []
+    [doc] = result.documents
+    assert (doc.parser, doc.title) == ("markdown", "Quick start")
+
+
 def test_rst_field_lists_are_searched_and_directive_options_are_not() -> None:
     from glassrag.parsers.rst import index_text
 

@@ -19,7 +19,7 @@ FORMAT_MODULES = ("markdown", "rst", "plain_text", "jsonl", "pdf", "word", "slid
 
 
 def test_every_suffix_has_one_parser_of_its_kind() -> None:
-    assert SUPPORTED_SUFFIXES == (".md", ".markdown", ".rst", ".txt", ".jsonl", ".pdf",
+    assert SUPPORTED_SUFFIXES == (".md", ".markdown", ".mdx", ".rst", ".txt", ".jsonl", ".pdf",
                                   ".docx", ".pptx", ".html", ".htm", ".xhtml", ".eml", ".csv",
                                   ".tsv", ".tab")
     for parser in PARSERS:

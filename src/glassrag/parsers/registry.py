@@ -148,7 +148,7 @@ def _tsv() -> BinaryFormat:
 
 # Text formats first: the order in which messages list the supported suffixes.
 PARSERS: tuple[Parser, ...] = (
-    Parser("markdown", (".md", ".markdown"), _markdown),
+    Parser("markdown", (".md", ".markdown", ".mdx"), _markdown),
     Parser("rst", (".rst",), _rst),
     Parser("text", (".txt",), _plain_text),
     Parser("jsonl", (".jsonl",), _jsonl),

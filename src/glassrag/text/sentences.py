@@ -92,6 +92,8 @@ _MARKUP = (
     r"|\{:.*\}[ \t]*$"                              # kramdown attribute list ({: .note })
     r"|>[ \t]*\[![A-Za-z]+\][ \t]*$"                 # GitHub alert marker (> [!NOTE])
     r"|(?:import|export)[ \t][^\n]*[\"'];?[ \t]*$"  # MDX import or export
+    r"|export[ \t]+(?:(?:const|let|var)[ \t]+[\w$]+[ \t]*="  # MDX export of a declaration
+    r"|(?:default[ \t]+)?(?:async[ \t]+)?function[ \t]+[\w$]+[ \t]*\().*$"
     r"|={3}[!+]?[ \t]+\"[^\"\n]*\"[ \t]*$"          # MkDocs content tab (=== "Python")
 )
 _MARKUP_LINE = re.compile(rf"[ \t]*(?:{_MARKUP})")
