@@ -168,6 +168,20 @@ def test_vitepress_containers_and_html_wrappers_are_read_not_noise() -> None:
     assert kinds[:5] == ["heading", "marker", "text", "list", "marker"]
 
 
+def test_an_autodoc_line_or_an_unclosed_container_never_swallows_the_sections_after() -> None:
+    text = ("# API\n\n::: kettle.Kettle\n    options:\n      show_source: false\n\n"
+            "## Brewing\n\nA brew steeps for 180 seconds.\n\n"
+            "## Cleaning\n\n::: tip\nNever closed.\n\n## Storing\n\nKeep it dry.\n")
+    spans = docs(text)
+    # (the API section holds only markers: they go with the next section's text)
+    assert [(s.heading, s.line_start, s.line_end) for s in spans] == [
+        ("API \u203a Brewing", 1, 9), ("API \u203a Cleaning", 11, 14),
+        ("API \u203a Storing", 16, 18)]
+    from glassrag.parsers.markdown import markdown_blocks
+
+    assert [b.kind for b in markdown_blocks(text)][:4] == ["heading", "marker", "marker", "marker"]
+
+
 def test_mkdocs_admonition_body_is_prose_not_indented_code() -> None:
     from glassrag.parsers.markdown import markdown_blocks
 

@@ -32,6 +32,10 @@ _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 _DIRECTIVE_OPTION = re.compile(rf"[ \t]*{FIELD}")
 _CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
 _ADMONITION = re.compile(r"^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+[\w-]+.*$")
+# mkdocstrings' "::: package.module.Name" (with indented options below it): the API docs of
+# an object are put here when the site is built. It opens nothing and is never closed.
+_AUTODOC = re.compile(r"^ {0,3}:::[ \t]+[\w-]+(?:\.[\w-]+)+[ \t]*$")
+_ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 # Lines that only open or close a layout element: transparent to the text around them.
 _WRAPPER = re.compile(
     r"^[ \t]*</?(?:div|section|article|aside|main|center|figure|details|span|p|template|"
@@ -60,6 +64,7 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
     wrappers: set[int] = set()
     fence: str | None = None
     options_end = -1  # the last option line of the directive just opened
+    headings: list[int] = []  # ATX heading lines outside code
     for index, line in enumerate(lines):
         dedent = 0
         while admonitions and line.strip() and _indent(line) < admonitions[-1][0]:
@@ -92,6 +97,10 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
             plain[index] = ""
         elif match := FENCE.match(body):
             fence = match.group(1)
+        elif _AUTODOC.match(body):
+            wrappers.add(index)
+            plain[index] = ""
+            options_end = _indented_end(lines, index)
         elif match := _CONTAINER_CLOSE.match(body):
             if open_colons:
                 open_colons.pop()[1].end = index
@@ -111,11 +120,27 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
         elif _WRAPPER.match(body):
             wrappers.add(index)
             plain[index] = ""
+        elif _ATX_HEADING.match(body):
+            headings.append(index)
     for _, container in admonitions:
         container.end = _last_content(lines, len(lines) - 1)
-    for _, container in [*open_colons, *directives]:  # never closed: to the end of the file
-        container.end = _last_content(lines, len(lines) - 1)
+    for _, container in [*open_colons, *directives]:
+        # Never closed (a typo, or a syntax not known here): it ends before the next heading,
+        # never swallowing the sections after it.
+        after = next((h for h in headings if h > container.start), len(lines))
+        container.end = max(container.start, _last_content(lines, after - 1))
     return plain, containers, wrappers
+
+
+def _indented_end(lines: list[str], index: int) -> int:
+    """The last line of the block indented under line ``index`` (``index`` if none)."""
+    indent, end = _indent(lines[index]), index
+    for n in range(index + 1, len(lines)):
+        if lines[n].strip():
+            if _indent(lines[n]) <= indent:
+                break
+            end = n
+    return end
 
 
 def _is_container(name: str) -> bool:
