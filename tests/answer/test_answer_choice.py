@@ -266,6 +266,19 @@ def test_a_sentence_states_a_default_when_a_value_follows_the_word() -> None:
     assert states_default("\u9ed8\u8ba4\u4e3a15000\u3002")  # 默认为15000。
     assert not states_default("The default is used. Set it to `3`.")
     assert asks_default("What is the default port?") and not asks_default("Which port?")
+    # A signature written as one (in inline code, or after "def") states its defaults; a
+    # call in a code example passes a value.
+    assert states_default("* `Kettle(cups=4, strength=None)`")
+    assert states_default("def brew(kettle, seconds=180):")
+    assert not states_default("await kettle.brew(seconds=30)")
+
+
+def test_a_signature_with_the_default_answers_what_holds_when_nothing_is_passed() -> None:
+    text = ("## KettleError\n\nRaise `KettleError` with a status such as `400`.\n\n"
+            "* `KettleError(status=418, detail=None)`\n\nAny status code may be given.\n")
+    hit = make_hit("errors#2", text, heading="Errors \u203a KettleError")
+    assert quotes("Which status does KettleError use if I don't pass one?", [hit])[0] == (
+        "* `KettleError(status=418, detail=None)`")
 
 
 def test_an_introduced_block_goes_on_with_its_indented_lines_after_a_blank_line() -> None:

@@ -204,9 +204,19 @@ def asks_default(question: str) -> bool:
     return _DEFAULT.search(question) is not None or _ASKS_UNSET.search(question) is not None
 
 
+# A signature with a parameter's default, written as a signature: in inline code
+# ("`WebSocketException(code=1008, reason=None)`") or after "def". A call in a code example
+# ("close(code=1000)") passes a value; it states no default.
+_SIGNATURE_DEFAULT = re.compile(
+    r"(?:`|\bdef[ \t]+)[\w.]+\((?:[^()\n`]*?[,(\s])?\w+[ \t]*=[ \t]*[^\s,()=`][^,()\n`]*[,)]")
+
+
 def states_default(text: str) -> bool:
     """Whether ``text`` gives a default value: the word "default" followed, within
-    :data:`DEFAULT_REACH` characters of the same sentence, by a literal value."""
+    :data:`DEFAULT_REACH` characters of the same sentence, by a literal value, or a signature
+    with a parameter's default (`` `connect(host, port=5432)` ``)."""
+    if "=" in text and _SIGNATURE_DEFAULT.search(text) is not None:
+        return True
     for word in _DEFAULT.finditer(text):
         window = text[word.end() : word.end() + DEFAULT_REACH + 40]
         stop = _SENTENCE_END.search(window)
