@@ -89,15 +89,16 @@ def test_a_myst_admonition_holds_prose_and_a_code_directive_holds_code() -> None
 
 
 def test_each_item_of_an_option_list_is_a_sentence_with_its_wrapped_lines() -> None:
-    text = ("-a, --all        Show hidden kettles as well.\n"
+    # (option descriptions often end without a period)
+    text = ("-a, --all        Show hidden kettles as well\n"
             "--depth=N        Descend at most N levels below\n"
-            "                 the start folder.\n"
-            "--color <when>   Colorize.\n"
+            "                 the start folder\n"
+            "--color <when>   Colorize\n\n"
             "A prose line that wraps\n-- not an option -- and goes on.")
     assert sentence_texts(text) == [
-        "-a, --all        Show hidden kettles as well.",
-        "--depth=N        Descend at most N levels below\n                 the start folder.",
-        "--color <when>   Colorize.",
+        "-a, --all        Show hidden kettles as well",
+        "--depth=N        Descend at most N levels below\n                 the start folder",
+        "--color <when>   Colorize",
         "A prose line that wraps\n-- not an option -- and goes on.",
     ]
 
