@@ -253,6 +253,17 @@ def test_myst_directives_are_containers_of_prose_and_code_directives_stay_code()
         assert not all(is_marker_line(ln) for ln in span.text.split("\n") if ln.strip())
 
 
+def test_mkdocs_content_tab_body_is_prose_and_code_not_one_indented_code_block() -> None:
+    from glassrag.parsers.markdown import markdown_blocks
+
+    text = ('=== "pip"\n\n    Install the wheel. It needs Python 3.10.\n\n    ```bash\n'
+            '    pip install kettle\n    ```\n\nAfter the tabs.\n')
+    [tab, after] = markdown_blocks(text)
+    assert (tab.kind, after.kind) == ("container", "text")
+    assert [(b.kind, b.start, b.end) for b in tab.children] == [
+        ("marker", 0, 0), ("text", 2, 2), ("code", 4, 6)]
+
+
 def test_front_matter_keeps_file_line_numbers(tmp_path: Path) -> None:
     path = tmp_path / "page.md"
     path.write_text("---\ntitle: Page\nroles: [staff]\n---\n# Heading\n\nBody line.\n")

@@ -31,7 +31,10 @@ _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 # A directive's options: ":name: value" lines, or a YAML block between "---" lines.
 _DIRECTIVE_OPTION = re.compile(rf"[ \t]*{FIELD}")
 _CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
-_ADMONITION = re.compile(r"^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+[\w-]+.*$")
+# An MkDocs admonition ("!!! note", "??? tip") or content tab ('=== "pip"'): its body is the
+# lines indented under it.
+_ADMONITION = re.compile(
+    r"^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]+.*|={3}[!+]?[ \t]+\"[^\"\n]*\"[ \t]*)$")
 # mkdocstrings' "::: package.module.Name" (with indented options below it): the API docs of
 # an object are put here when the site is built. It opens nothing and is never closed.
 _AUTODOC = re.compile(r"^ {0,3}:::[ \t]+[\w-]+(?:\.[\w-]+)+[ \t]*$")
