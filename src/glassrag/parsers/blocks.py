@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STRUCTURED", "Block", "clean_heading", "is_marker_line", "trim"]
+__all__ = ["STRUCTURED", "Block", "body_end", "clean_heading", "indent_of", "is_marker_line",
+           "trim"]
 
 #: Kinds that stay whole with the sentence that introduces them.
 STRUCTURED = frozenset({"code", "table", "list", "container", "directive", "quote"})
@@ -45,6 +46,24 @@ _MARKER_LINE = re.compile(
 _ANCHOR = re.compile(r"\s*\{[#.][^}]*\}\s*$")  # "## Title {#custom-id}"
 _TAG = re.compile(r"<[^>]+>")
 _MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+
+
+def indent_of(line: str) -> int:
+    """How many spaces and tabs ``line`` starts with."""
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def body_end(lines: list[str], i: int, indent: int) -> int:
+    """The last line of the body indented deeper than ``indent`` that follows line ``i``
+    (blank lines inside it included), or ``i`` if none: a reST directive's or comment's
+    body, a literal block, an autodoc line's options."""
+    last = i
+    for n in range(i + 1, len(lines)):
+        if lines[n].strip():
+            if indent_of(lines[n]) <= indent:
+                break
+            last = n
+    return last
 
 
 def is_marker_line(line: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from glassrag.parsers.blocks import body_end, indent_of
 from glassrag.text.sentences import closes_fence, opens_literal
 
 __all__ = ["blank_markdown_comments", "blank_rst_comments"]
@@ -31,6 +32,8 @@ _NOT_COMMENT = re.compile(r"[\w:.+-]+[ \t]?::|_|\[[^\]\s]+\]|\|[^|\s][^|]*\|")
 def blank_markdown_comments(text: str) -> tuple[str, int]:
     """``text`` with every HTML comment that opens a line (outside fenced code) blanked, and
     how many of them held text. What follows ``-->`` on its line stays."""
+    if "<!--" not in text:  # most pages: nothing to read line by line
+        return text, 0
     lines = text.split("\n")
     fence: str | None = None
     count = 0
@@ -79,14 +82,14 @@ def blank_rst_comments(text: str) -> tuple[str, int]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        indent = len(line) - len(line.lstrip(" \t"))
+        indent = indent_of(line)
         if code_indent is not None and (not line.strip() or indent > code_indent):
             i += 1
             continue
         code_indent = None
         explicit = _EXPLICIT.match(line)
         if explicit is not None and not _NOT_COMMENT.match(explicit.group(2) or ""):
-            end = _body_end(lines, i, indent)
+            end = body_end(lines, i, indent)
             held = (explicit.group(2) or "").strip() or any(
                 lines[n].strip() for n in range(i + 1, end + 1))
             count += bool(held)
@@ -99,13 +102,3 @@ def blank_rst_comments(text: str) -> tuple[str, int]:
         i += 1
     return "\n".join(lines), count
 
-
-def _body_end(lines: list[str], i: int, indent: int) -> int:
-    """The last line of the block indented under line ``i`` (``i`` if none)."""
-    last = i
-    for n in range(i + 1, len(lines)):
-        if lines[n].strip():
-            if len(lines[n]) - len(lines[n].lstrip(" \t")) <= indent:
-                break
-            last = n
-    return last

@@ -14,9 +14,9 @@ reader (:mod:`.markdown`) maps the blocks markdown-it finds back onto the real l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
+from glassrag.parsers.blocks import body_end, indent_of
 from glassrag.text.sentences import DIRECTIVE_FENCE, FIELD, PROSE_DIRECTIVE, closes_fence
 
 __all__ = ["FENCE", "MAX_NESTING", "Container", "shadow"]
@@ -53,8 +53,6 @@ class Container:
 
     start: int
     end: int = -1
-    kind: str = "container"
-    children: list[Any] = field(default_factory=list)
 
 
 def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
@@ -70,10 +68,10 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
     headings: list[int] = []  # ATX heading lines outside code
     for index, line in enumerate(lines):
         dedent = 0
-        while admonitions and line.strip() and _indent(line) < admonitions[-1][0]:
+        while admonitions and line.strip() and indent_of(line) < admonitions[-1][0]:
             admonitions.pop()[1].end = _last_content(lines, index - 1)
         if admonitions:
-            dedent = min(admonitions[-1][0], _indent(line))
+            dedent = min(admonitions[-1][0], indent_of(line))
         body = line[dedent:]
         plain[index] = body
         if fence is not None:
@@ -103,7 +101,7 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
         elif _AUTODOC.match(body):
             wrappers.add(index)
             plain[index] = ""
-            options_end = _indented_end(lines, index)
+            options_end = body_end(lines, index, indent_of(lines[index]))
         elif match := _CONTAINER_CLOSE.match(body):
             if open_colons:
                 open_colons.pop()[1].end = index
@@ -118,7 +116,7 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
         elif match := _ADMONITION.match(body):
             container = Container(index)
             containers.append(container)
-            admonitions.append((_indent(line) + 4, container))
+            admonitions.append((indent_of(line) + 4, container))
             plain[index] = ""
         elif _WRAPPER.match(body):
             wrappers.add(index)
@@ -133,17 +131,6 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
         after = next((h for h in headings if h > container.start), len(lines))
         container.end = max(container.start, _last_content(lines, after - 1))
     return plain, containers, wrappers
-
-
-def _indented_end(lines: list[str], index: int) -> int:
-    """The last line of the block indented under line ``index`` (``index`` if none)."""
-    indent, end = _indent(lines[index]), index
-    for n in range(index + 1, len(lines)):
-        if lines[n].strip():
-            if _indent(lines[n]) <= indent:
-                break
-            end = n
-    return end
 
 
 def _is_container(name: str) -> bool:
@@ -161,10 +148,6 @@ def _options_end(lines: list[str], index: int, dedent: int) -> int:
     while end + 1 < len(lines) and _DIRECTIVE_OPTION.match(lines[end + 1]):
         end += 1
     return end
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
 
 
 def _last_content(lines: list[str], index: int) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from glassrag.parsers.blocks import Block, clean_heading
+from glassrag.parsers.blocks import Block, body_end, clean_heading, indent_of
 from glassrag.parsers.comments import blank_rst_comments
 from glassrag.parsers.reading import FileContext, ReadResult
 
@@ -41,10 +41,6 @@ _AUTODOC = re.compile(r"(?:auto\w+|(?:py:)?(?:function|class|method|attribute|da
                       r"module|currentmodule|decorator|option|envvar))$")
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
 def _is_title(lines: list[str], i: int) -> tuple[int, tuple[str, bool]] | None:
     """A section title starting at line ``i``: (its last line, its adornment style)."""
     n = len(lines)
@@ -52,7 +48,7 @@ def _is_title(lines: list[str], i: int) -> tuple[int, tuple[str, bool]] | None:
     if _ADORNMENT.match(line) and i + 2 < n and lines[i + 1].strip() \
             and lines[i + 2].rstrip() == line.rstrip() and not _ADORNMENT.match(lines[i + 1]):
         return i + 2, (line.strip()[0], True)
-    if i + 1 < n and line.strip() and _indent(line) == 0 and not _ADORNMENT.match(line):
+    if i + 1 < n and line.strip() and indent_of(line) == 0 and not _ADORNMENT.match(line):
         under = lines[i + 1]
         long_enough = len(under.rstrip()) >= min(len(line.rstrip()), 3)
         if _ADORNMENT.match(under) and long_enough and (i == 0 or not lines[i - 1].strip()):
@@ -60,23 +56,11 @@ def _is_title(lines: list[str], i: int) -> tuple[int, tuple[str, bool]] | None:
     return None
 
 
-def _body_end(lines: list[str], i: int, indent: int) -> int:
-    """The last line of the indented body that follows line ``i`` (``i`` if none)."""
-    last = i
-    j = i + 1
-    while j < len(lines):
-        if lines[j].strip():
-            if _indent(lines[j]) <= indent:
-                break
-            last = j
-        j += 1
-    return last
-
-
 def _paragraph_end(lines: list[str], i: int) -> int:
     j = i
     while j + 1 < len(lines) and lines[j + 1].strip() and not _DIRECTIVE.match(lines[j + 1]) \
-            and not (_BULLET.match(lines[j + 1]) and _indent(lines[j + 1]) <= _indent(lines[i])):
+            and not (_BULLET.match(lines[j + 1])
+                     and indent_of(lines[j + 1]) <= indent_of(lines[i])):
         j += 1
     return j
 
@@ -117,12 +101,12 @@ def _blocks(lines: list[str], start: int, stop: int, styles: dict[tuple[str, boo
 def _block_at(lines: list[str], i: int, stop: int,
               styles: dict[tuple[str, bool], int], depth: int) -> Block:
     line = lines[i]
-    indent = _indent(line)
+    indent = indent_of(line)
     if match := _DIRECTIVE.match(line):
-        return _directive(lines, i, min(_body_end(lines, i, indent), stop), match.group(2),
+        return _directive(lines, i, min(body_end(lines, i, indent), stop), match.group(2),
                           styles, depth)
     if _EXPLICIT.match(line):  # a label (.. _name:), comment or footnote
-        return Block("marker", i, min(_body_end(lines, i, indent), stop))
+        return Block("marker", i, min(body_end(lines, i, indent), stop))
     if _GRID.match(line) or _SIMPLE_TABLE.match(line):
         end = i
         while end + 1 <= stop and lines[end + 1].strip():
@@ -134,7 +118,7 @@ def _block_at(lines: list[str], i: int, stop: int,
         return _list(lines, i, stop, indent)
     end = min(_paragraph_end(lines, i), stop)
     if lines[end].rstrip().endswith("::"):
-        literal_end = min(_body_end(lines, end, _indent(lines[i])), stop)
+        literal_end = min(body_end(lines, end, indent_of(lines[i])), stop)
         if literal_end > end:
             # The paragraph introduces a literal block: prose, then its code, as two blocks
             # the chunker keeps together when they fit.
@@ -156,7 +140,7 @@ def _list(lines: list[str], i: int, stop: int, indent: int) -> Block:
         j = end + 1
         while j <= stop and not lines[j].strip():
             j += 1
-        if j > stop or _indent(lines[j]) != indent or not _BULLET.match(lines[j]):
+        if j > stop or indent_of(lines[j]) != indent or not _BULLET.match(lines[j]):
             break
         items.append(j)
         end = _item_end(lines, j, stop, indent)
@@ -168,7 +152,7 @@ def _item_end(lines: list[str], i: int, stop: int, indent: int) -> int:
     j = i + 1
     while j <= stop:
         if lines[j].strip():
-            if _indent(lines[j]) <= indent:
+            if indent_of(lines[j]) <= indent:
                 break
             end = j
         j += 1

@@ -210,12 +210,12 @@ def _hard_breaks(text: str, every_line: bool,
     list_table: int | None = None  # indentation of a list or CSV table's directive line
     csv = False
     directives: list[str] = []  # the fences of the MyST prose directives open
-    options = False  # right after a directive's opening line: its options follow
+    options = False  # on an option line right under a directive's opening line
     pos = 0
     for index, line in enumerate(lines[:-1]):
         end = pos + len(line)
         following = lines[index + 1]
-        options = options and bool(_FIELD.match(line))
+        options = options and _FIELD.match(line) is not None
         if literal is not None and line.strip() and _indent(line) <= literal:
             literal = None
         if list_table is not None and line.strip() and _indent(line) <= list_table:
@@ -241,7 +241,7 @@ def _hard_breaks(text: str, every_line: bool,
             code.append((pos, end))
             if fence_match and closes_fence(fence_match.group(1), fence):
                 fence = None
-        elif options and _FIELD.match(line):
+        elif options:
             breaks.append(end)  # a directive's option (":class: tip") is a unit of its own
         elif fence_match and directives and not line[fence_match.end():].strip() \
                 and closes_fence(fence_match.group(1), directives[-1]):
