@@ -359,6 +359,17 @@ def test_rst_field_lists_are_searched_and_directive_options_are_not() -> None:
         " kettle.Kettle", "", "", "", ":Default port: 8088", ":Config file: /etc/kettle.toml", ""]
 
 
+def test_rst_roles_and_links_split_by_a_hard_wrap_are_searched_as_their_text() -> None:
+    from glassrag.parsers.rst import index_text
+
+    text = ("Frozen builds skip discovery (:ref:`entry\npoints <pip-installable plugins>`),\n"
+            "see :doc:`the notes\n<reference/loading>` and `Tox\n<https://tox.wiki>`_.\n"
+            "Keep ``a\nliteral`` and *em\nphasis*.\n")
+    assert index_text(text).split("\n") == [
+        "Frozen builds skip discovery (entry", "points),", "see the notes", " and Tox",
+        ".", "Keep ``a", "literal`` and *em", "phasis*.", ""]
+
+
 def test_rst_any_adornment_and_overlines_set_levels_in_order() -> None:
     from glassrag.parsers.rst import rst_blocks, rst_title
 

@@ -214,12 +214,29 @@ _VERSIONS = {
 }
 
 
+def _shown(inner: str) -> str:
+    """What a role or a link shows: its label, else its target, without ``~`` or ``!``."""
+    text = inner.strip()
+    if text.endswith(">") and "<" in text:
+        label, _, target = text[:-1].rpartition("<")
+        text = label.strip() or target.strip()
+    return text.lstrip("~!")
+
+
 def _role_text(match: re.Match[str]) -> str:
-    inner = match.group(1).strip()
-    if inner.endswith(">") and "<" in inner:
-        label, _, target = inner[:-1].partition("<")
-        inner = label.strip() or target.strip()
-    return inner.lstrip("~!")
+    return _shown(match.group(1))
+
+
+# A role, or a link, whose text a hard wrap splits over two or three lines.
+_WRAPPED = r"([^`\n]*(?:\n[^`\n]*){1,2})"
+_WRAPPED_ROLE = re.compile(rf":[\w:.+-]+:`{_WRAPPED}`|(?<![\w`])`{_WRAPPED}`__?")
+
+
+def _wrapped_text(match: re.Match[str]) -> str:
+    inner = match.group(1) if match.group(1) is not None else match.group(2)
+    shown = _shown(inner)
+    # Line for line: the lines the target took stay, empty.
+    return shown + "\n" * (inner.count("\n") - shown.count("\n"))
 
 
 def _directive_text(match: re.Match[str]) -> str:
@@ -270,4 +287,9 @@ def index_text(text: str, replacements: dict[str, str] | None = None) -> str:
         line = _LITERAL.sub(r"\1", line)
         line = _LINK.sub(r"\1", line)
         out.append(_SUBSTITUTION.sub(r"\1", line))
-    return "\n".join(out)
+    reduced = "\n".join(out)
+    if ":`" in reduced or "`_" in reduced:
+        # A role or link that a hard wrap splits over two or three lines: the line-by-line
+        # pass above saw neither half whole.
+        reduced = _WRAPPED_ROLE.sub(_wrapped_text, reduced)
+    return reduced
