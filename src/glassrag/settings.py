@@ -177,6 +177,10 @@ class DenseSettings(_Section):
     rrf_k: int = Field(default=60, gt=0)
     bm25_weight: float = Field(default=1.0, ge=0.0)
     dense_weight: float = Field(default=1.0, ge=0.0)
+    # A query naming an identifier (snake_case, dotted.name, camelCase, Header-Name) fuses
+    # BM25 at this many times bm25_weight: to an embedder fs.createReadStream and
+    # stream.Readable read alike, BM25 matches the name itself (benchmarks/RESULTS.md).
+    identifier_bm25_factor: float = Field(default=2.0, ge=0.0)
     # Weighted fusion normalises each retriever's scores between its best and the score at
     # this quantile of its candidates (0.0: min-max); see glassrag.retrieval.fusion.
     fusion_floor: float = Field(default=0.7, ge=0.0, lt=1.0)
@@ -588,6 +592,10 @@ fusion = "weighted"
 rrf_k = 60
 bm25_weight = 1.0
 dense_weight = 1.0
+# A question naming an identifier (snake_case, dotted.name, camelCase, Header-Name) fuses
+# BM25 at this many times bm25_weight: an embedder reads fs.createReadStream and
+# stream.Readable alike, BM25 matches the name itself. 1.0 turns it off.
+identifier_bm25_factor = 2.0
 # Weighted fusion normalises each retriever's scores between its best and the score at this
 # quantile of its own candidates (0.7 of 50: the 16th best); candidates under it count 0.
 # 0.0 is min-max, under which e5's crowded cosines give its 40th candidate nearly the marks

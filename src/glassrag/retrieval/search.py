@@ -27,7 +27,7 @@ from glassrag.retrieval.query_terms import doc_freqs, query_terms
 from glassrag.retrieval.scorers import overlap_score, overlap_terms, terms_score, validate_terms
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
-from glassrag.text.analysis import has_cjk, name_terms, unique_terms
+from glassrag.text.analysis import has_cjk, identifiers, name_terms, unique_terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -127,6 +127,17 @@ def check_query(query: str, field: str = "query") -> str:
     return check_text(query, field).strip()
 
 
+def fusion_settings(settings: DenseSettings, query: str) -> DenseSettings:
+    """``settings`` as hybrid search fuses for ``query``: one naming an identifier
+    (:func:`~glassrag.text.analysis.identifiers`) weighs BM25 ``identifier_bm25_factor``
+    times ``bm25_weight``. Only BM25 matches ``fs.createReadStream`` as that exact name; to
+    an embedder it reads like every other stream function."""
+    factor = settings.identifier_bm25_factor
+    if factor == 1.0 or not identifiers(query):
+        return settings
+    return settings.model_copy(update={"bm25_weight": settings.bm25_weight * factor})
+
+
 def _needs_embedder(mode: str) -> InvalidInput:
     """The error for a dense mode on a knowledge base without an embedder; it names the
     setting and the command, which every caller can act on (not a CLI flag)."""
@@ -171,21 +182,22 @@ def retrieve(
     if terms:
         terms = [check_text(t, "terms") if isinstance(t, str) else t for t in terms]
         mode = Mode.TERMS
+    dense_settings = dense_settings or DenseSettings()
+    if mode == Mode.HYBRID:
+        dense_settings = fusion_settings(dense_settings, query)
     if not isinstance(lexical, LexicalIndex):
         return _on_qdrant(store, lexical, query, principal, top_k, mode, terms, blocked_limit,
-                          dense, dense_settings or DenseSettings(), rerank, conceal, field,
-                          guard)
+                          dense, dense_settings, rerank, conceal, field, guard)
     if mode in DENSE_MODES:
         if dense is None:
             raise _needs_embedder(mode)
         vector = dense.embed_query(query)
         with guard:
-            found = _hybrid(store, lexical, dense, dense_settings or DenseSettings(), query,
+            found = _hybrid(store, lexical, dense, dense_settings, query,
                             vector, principal, top_k, blocked_limit,
                             only_dense=mode == Mode.DENSE, conceal=conceal)
             found = _with_name_counts(found, store, lexical, query, principal)
-        return _reranked(found, query, rerank or (dense_settings.rerank if dense_settings
-                                                  else ""), top_k)
+        return _reranked(found, query, rerank or dense_settings.rerank, top_k)
     if mode == Mode.BM25:
         with guard:
             found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
