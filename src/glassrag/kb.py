@@ -324,7 +324,7 @@ class KnowledgeBase:
         told = disclose(None, found.blocked_count, conceal=req.conceal)
         return SearchResult(
             query=query, mode=found.mode, hits=found.hits, blocked_count=told.blocked_count,
-            query_terms=found.query_terms,
+            query_terms=found.query_terms, fusion_weights=found.fusion_weights,
             # How long a search took tells "hidden chunks matched" from "nothing matched".
             took_ms=None if told.concealed else (time.perf_counter() - started) * 1000,
         )
@@ -461,7 +461,8 @@ class KnowledgeBase:
                 })
         return {
             "question": req.question, "mode": pool.mode, "top_k": req.top_k,
-            "query_terms": list(pool.query_terms), "rewrite": stage.to_dict(),
+            "query_terms": list(pool.query_terms), "fusion_weights": pool.fusion_weights,
+            "rewrite": stage.to_dict(),
             "candidates": rows,
             "selected_ids": [r["chunk_id"] for r in rows if r["selected"]],
             "blocked_count": disclose(None, pool.blocked_count,

@@ -219,15 +219,20 @@ class SearchResult:
     query_terms: tuple[str, ...] = ()
     # None when withheld (the ``conceal`` policy): the key is then left out.
     took_ms: float | None = 0.0
+    # Hybrid: each retriever's weight in the fusion of this query; the key is left out in
+    # the other modes.
+    fusion_weights: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "query": self.query,
             "mode": self.mode,
             "query_terms": list(self.query_terms),
             "hits": [h.to_dict() for h in self.hits],
             "blocked_count": self.blocked_count,
         }
+        if self.fusion_weights is not None:
+            out["fusion_weights"] = dict(self.fusion_weights)
         if self.took_ms is not None:
             out["took_ms"] = round(self.took_ms, 3)
         return out

@@ -50,6 +50,8 @@ class TraceSettings:
     llm: JSON | None  # the model endpoint (profile, URL, model, key variable name)
     min_coverage: float
     max_sentences: int
+    # Hybrid: each retriever's weight in the fusion (Retrieval.fusion_weights); else None.
+    fusion_weights: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,8 @@ class Trace:
                 terms=tuple(settings.get("terms", ())),
                 answerer=settings.get("answerer", "extractive"), llm=settings.get("llm"),
                 min_coverage=settings.get("min_coverage", 0.0),
-                max_sentences=settings.get("max_sentences", 0)),
+                max_sentences=settings.get("max_sentences", 0),
+                fusion_weights=settings.get("fusion_weights")),
             disclosure=data.get("disclosure", "disclose"),
             query_terms=tuple(data.get("query_terms", ())),
             candidates=tuple(

@@ -59,5 +59,17 @@ def test_a_named_identifier_doubles_bm25s_share_of_the_fused_score(tmp_path: Pat
             again = next(h for h in after if h.chunk.chunk_id == best.chunk.chunk_id)
             assert again.scores["weighted"] == pytest.approx(best.scores["weighted"] + extra)
             assert again.scores["bm25"] == pytest.approx(best.scores["bm25"])
-        top = on.search(named, principal=READER, mode="hybrid", top_k=1).hits
-        assert top[0].chunk.doc_id == "fs.md"
+        top = on.search(named, principal=READER, mode="hybrid", top_k=1)
+        assert top.hits[0].chunk.doc_id == "fs.md"
+        # The weights each search fused with are shown: in the result, the trace, inspect.
+        assert top.fusion_weights == {"bm25": 2.0, "dense": 1.0}
+        assert off.search(named, principal=READER, mode="hybrid").fusion_weights == {
+            "bm25": 1.0, "dense": 1.0}
+        assert on.search(plain, principal=READER, mode="hybrid").fusion_weights == {
+            "bm25": 1.0, "dense": 1.0}
+        assert on.search(named, principal=READER, mode="bm25").fusion_weights is None
+        answer = on.ask(named, principal=READER, mode="hybrid")
+        trace = on.trace(answer.trace_id)
+        assert trace["settings"]["fusion_weights"] == {"bm25": 2.0, "dense": 1.0}
+        assert on.inspect(named, principal=READER, mode="hybrid")["fusion_weights"] == {
+            "bm25": 2.0, "dense": 1.0}

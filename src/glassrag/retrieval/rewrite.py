@@ -176,6 +176,7 @@ def fuse_retrievals(question: Retrieval, rewritten: Retrieval, top_k: int,
         # question's, which the answer is compared with.
         dense_margin=_larger(question.dense_margin, rewritten.dense_margin),
         dense_min_margin=question.dense_min_margin,
+        fusion_weights=question.fusion_weights,
         query_vector=question.query_vector,
     )
 

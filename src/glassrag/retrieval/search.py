@@ -78,6 +78,10 @@ class Retrieval:
     #: min_margin``) for dense evidence to count; None in the other modes.
     dense_margin: float | None = None
     dense_min_margin: float | None = None
+    #: Hybrid: each retriever's weight in the fusion of this query (``bm25_weight`` and
+    #: ``dense_weight``, BM25's multiplied by ``identifier_bm25_factor`` when the query names
+    #: an identifier); None in the other modes.
+    fusion_weights: dict[str, float] | None = None
     #: Dense and hybrid: the query's own vector, so that the answer stage can compare the
     #: query with what it quotes without running the model on the query again.
     query_vector: np.ndarray | None = field(default=None, compare=False, repr=False)
@@ -138,6 +142,14 @@ def fusion_settings(settings: DenseSettings, query: str) -> DenseSettings:
     return settings.model_copy(update={"bm25_weight": settings.bm25_weight * factor})
 
 
+def _with_weights(found: Retrieval, settings: DenseSettings) -> Retrieval:
+    """``found`` with the fusion weights it was ranked with, when it is a hybrid search."""
+    if found.mode != Mode.HYBRID:
+        return found
+    return dataclasses.replace(found, fusion_weights={"bm25": settings.bm25_weight,
+                                                      "dense": settings.dense_weight})
+
+
 def _needs_embedder(mode: str) -> InvalidInput:
     """The error for a dense mode on a knowledge base without an embedder; it names the
     setting and the command, which every caller can act on (not a CLI flag)."""
@@ -186,8 +198,9 @@ def retrieve(
     if mode == Mode.HYBRID:
         dense_settings = fusion_settings(dense_settings, query)
     if not isinstance(lexical, LexicalIndex):
-        return _on_qdrant(store, lexical, query, principal, top_k, mode, terms, blocked_limit,
-                          dense, dense_settings, rerank, conceal, field, guard)
+        return _with_weights(_on_qdrant(store, lexical, query, principal, top_k, mode, terms,
+                                        blocked_limit, dense, dense_settings, rerank,
+                                        conceal, field, guard), dense_settings)
     if mode in DENSE_MODES:
         if dense is None:
             raise _needs_embedder(mode)
@@ -197,7 +210,8 @@ def retrieve(
                             vector, principal, top_k, blocked_limit,
                             only_dense=mode == Mode.DENSE, conceal=conceal)
             found = _with_name_counts(found, store, lexical, query, principal)
-        return _reranked(found, query, rerank or dense_settings.rerank, top_k)
+        return _with_weights(_reranked(found, query, rerank or dense_settings.rerank, top_k),
+                             dense_settings)
     if mode == Mode.BM25:
         with guard:
             found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
