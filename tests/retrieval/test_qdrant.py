@@ -217,6 +217,12 @@ def test_dense_and_hybrid_filter_inside_and_fuse_in_qdrant(
         hit = hybrid.hits[0]
         assert {"bm25", "dense", fusion} <= set(hit.scores)
         assert hit.score == hit.scores[fusion]
+        # Qdrant's dbsf takes no weights, so none is reported; its rrf is sent them.
+        assert hybrid.fusion_weights == (None if fusion == "dbsf" else {"bm25": 1.0,
+                                                                         "dense": 1.0})
+        named = kb.search("heronSighting near the lake", principal=PUBLIC, mode="hybrid")
+        assert named.fusion_weights == (None if fusion == "dbsf" else {"bm25": 2.0,
+                                                                        "dense": 1.0})
         assert hybrid.blocked_count == 4
         everyone = kb.search("heron", principal=HR, mode="hybrid", top_k=5)
         assert len(everyone.hits) == 5

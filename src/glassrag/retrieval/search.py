@@ -198,9 +198,12 @@ def retrieve(
     if mode == Mode.HYBRID:
         dense_settings = fusion_settings(dense_settings, query)
     if not isinstance(lexical, LexicalIndex):
-        return _with_weights(_on_qdrant(store, lexical, query, principal, top_k, mode, terms,
-                                        blocked_limit, dense, dense_settings, rerank,
-                                        conceal, field, guard), dense_settings)
+        found = _on_qdrant(store, lexical, query, principal, top_k, mode, terms, blocked_limit,
+                           dense, dense_settings, rerank, conceal, field, guard)
+        # Qdrant's own dbsf fusion takes no weights; glassrag fuses (and weighs) under
+        # conceal, and Qdrant's rrf is sent the weights.
+        weighed = conceal or lexical.config.fusion == Fusion.RRF
+        return _with_weights(found, dense_settings) if weighed else found
     if mode in DENSE_MODES:
         if dense is None:
             raise _needs_embedder(mode)
