@@ -33,10 +33,11 @@ def test_identifier_queries_weigh_bm25_by_the_factor() -> None:
     assert fusion_settings(off, "What does fs.createReadStream return?") is off
 
 
-def _kb(path: Path, factor: float, docs: Path) -> KnowledgeBase:
+def _kb(path: Path, factor: float, docs: Path, fusion: str = "weighted") -> KnowledgeBase:
     path.mkdir(parents=True)
     (path / "glassrag.toml").write_text(
-        f'[dense]\nembedder = "hash:64"\nidentifier_bm25_factor = {factor}\n', encoding="utf-8")
+        f'[dense]\nembedder = "hash:64"\nidentifier_bm25_factor = {factor}\n'
+        f'fusion = "{fusion}"\n', encoding="utf-8")
     kb = KnowledgeBase.open(path)
     kb.ingest([docs])
     return kb
@@ -73,3 +74,14 @@ def test_a_named_identifier_doubles_bm25s_share_of_the_fused_score(tmp_path: Pat
         assert trace["settings"]["fusion_weights"] == {"bm25": 2.0, "dense": 1.0}
         assert on.inspect(named, principal=READER, mode="hybrid")["fusion_weights"] == {
             "bm25": 2.0, "dense": 1.0}
+
+
+def test_reciprocal_rank_fusion_takes_no_weights_and_reports_none(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "fs.md").write_text(PAGES["fs.md"], encoding="utf-8")
+    with _kb(tmp_path / "rrf", 2.0, docs, fusion="rrf") as kb:
+        found = kb.search("What does fs.createReadStream return?", principal=READER,
+                          mode="hybrid")
+        assert found.hits and "rrf" in found.hits[0].scores
+        assert found.fusion_weights is None and "fusion_weights" not in found.to_dict()

@@ -142,9 +142,10 @@ def fusion_settings(settings: DenseSettings, query: str) -> DenseSettings:
     return settings.model_copy(update={"bm25_weight": settings.bm25_weight * factor})
 
 
-def _with_weights(found: Retrieval, settings: DenseSettings) -> Retrieval:
-    """``found`` with the fusion weights it was ranked with, when it is a hybrid search."""
-    if found.mode != Mode.HYBRID:
+def _with_weights(found: Retrieval, settings: DenseSettings, weighed: bool) -> Retrieval:
+    """``found`` with the fusion weights it was ranked with, when it is a hybrid search whose
+    fusion ``weighed`` its retrievers (reciprocal rank fusion takes no weights)."""
+    if found.mode != Mode.HYBRID or not weighed:
         return found
     return dataclasses.replace(found, fusion_weights={"bm25": settings.bm25_weight,
                                                       "dense": settings.dense_weight})
@@ -200,10 +201,11 @@ def retrieve(
     if not isinstance(lexical, LexicalIndex):
         found = _on_qdrant(store, lexical, query, principal, top_k, mode, terms, blocked_limit,
                            dense, dense_settings, rerank, conceal, field, guard)
-        # Qdrant's own dbsf fusion takes no weights; glassrag fuses (and weighs) under
-        # conceal, and Qdrant's rrf is sent the weights.
-        weighed = conceal or lexical.config.fusion == Fusion.RRF
-        return _with_weights(found, dense_settings) if weighed else found
+        # Under conceal glassrag fuses as on the embedded index; otherwise Qdrant does, and
+        # of its fusions only rrf is sent the weights (dbsf takes none).
+        weighed = (dense_settings.fusion == Fusion.WEIGHTED if conceal
+                   else lexical.config.fusion == Fusion.RRF)
+        return _with_weights(found, dense_settings, weighed)
     if mode in DENSE_MODES:
         if dense is None:
             raise _needs_embedder(mode)
@@ -214,7 +216,7 @@ def retrieve(
                             only_dense=mode == Mode.DENSE, conceal=conceal)
             found = _with_name_counts(found, store, lexical, query, principal)
         return _with_weights(_reranked(found, query, rerank or dense_settings.rerank, top_k),
-                             dense_settings)
+                             dense_settings, dense_settings.fusion == Fusion.WEIGHTED)
     if mode == Mode.BM25:
         with guard:
             found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
