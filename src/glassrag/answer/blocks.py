@@ -20,6 +20,7 @@ from glassrag.text.sentences import (
     FIELD,
     OPTION_ITEM,
     TITLE_TAG_LINE,
+    indent_of,
     is_markup,
     sentences_code_rows,
 )
@@ -236,7 +237,7 @@ def _indent_at(text: str, line_start: int) -> int:
     """The indentation of the line starting at ``line_start``."""
     line_end = text.find("\n", line_start)
     line = text[line_start : line_end if line_end >= 0 else len(text)]
-    return len(line) - len(line.lstrip(" \t")) if line.strip() else 0
+    return indent_of(line) if line.strip() else 0
 
 
 def _lines_after(text: str, end: int) -> list[tuple[int, int]]:

@@ -17,7 +17,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from glassrag.text.sentences import FIELD, LIST_TABLE, LIST_TABLE_ROW, SIMPLE_TABLE_BORDER
+from glassrag.text.sentences import (
+    FIELD,
+    LIST_TABLE,
+    LIST_TABLE_ROW,
+    SIMPLE_TABLE_BORDER,
+    indent_of,
+)
 
 # A Markdown table's delimiter row: | --- | :---: | (the outer pipes optional).
 _DELIMITER = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
@@ -134,12 +140,12 @@ def _csv_table(lines: Sequence[str], top: int,
                out: list[tuple[int, list[int]]]) -> int:
     """Read the reST CSV table whose directive is line ``top``; returns the line after it.
     Its ``:header:`` option is the header of every row (a line of its body)."""
-    indent = len(lines[top]) - len(lines[top].lstrip(" \t"))
+    indent = indent_of(lines[top])
     header: list[int] = []
     index = top + 1
     while index < len(lines):
         line = lines[index]
-        if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+        if line.strip() and indent_of(line) <= indent:
             break
         if _CSV_HEADER.match(line):
             header = [index]
@@ -154,11 +160,11 @@ def _list_table(lines: Sequence[str], top: int,
     """Read the reST list table whose directive is line ``top``; returns the line after it.
     Its first ``:header-rows:`` rows (``* - cell`` with the ``- cell`` lines under it) are
     the header of the others; a row is keyed by its first line."""
-    indent = len(lines[top]) - len(lines[top].lstrip(" \t"))
+    indent = indent_of(lines[top])
     wanted, rows, index = 0, list[list[int]](), top + 1
     while index < len(lines):
         line = lines[index]
-        if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+        if line.strip() and indent_of(line) <= indent:
             break
         option = _HEADER_ROWS.match(line)
         if option is not None and not rows:
@@ -224,12 +230,12 @@ def _directive_bodies(lines: Sequence[str], starts: Sequence[int],
         argument = directive_argument(line) if ".. " in line else None
         if argument is None:
             continue
-        indent = len(line) - len(line.lstrip(" \t"))
+        indent = indent_of(line)
         span = (starts[index] + argument[0], starts[index] + argument[1])
         body = index + 1
         while body < len(lines):
             text = lines[body]
-            if text.strip() and len(text) - len(text.lstrip(" \t")) <= indent:
+            if text.strip() and indent_of(text) <= indent:
                 break
             if text.strip():
                 out.append((body, index, span))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STRUCTURED", "Block", "body_end", "clean_heading", "indent_of", "is_marker_line",
-           "trim"]
+from glassrag.text.sentences import indent_of
+
+__all__ = ["STRUCTURED", "Block", "body_end", "clean_heading", "is_marker_line", "trim"]
 
 #: Kinds that stay whole with the sentence that introduces them.
 STRUCTURED = frozenset({"code", "table", "list", "container", "directive", "quote"})
@@ -46,11 +47,6 @@ _MARKER_LINE = re.compile(
 _ANCHOR = re.compile(r"\s*\{[#.][^}]*\}\s*$")  # "## Title {#custom-id}"
 _TAG = re.compile(r"<[^>]+>")
 _MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
-
-
-def indent_of(line: str) -> int:
-    """How many spaces and tabs ``line`` starts with."""
-    return len(line) - len(line.lstrip(" \t"))
 
 
 def body_end(lines: list[str], i: int, indent: int) -> int:

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import re
 
-from glassrag.parsers.blocks import body_end, indent_of
-from glassrag.text.sentences import closes_fence, opens_literal
+from glassrag.parsers.blocks import body_end
+from glassrag.text.sentences import FENCE_LINE, closes_fence, indent_of, opens_literal
 
 __all__ = ["blank_markdown_comments", "blank_rst_comments"]
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")  # at any depth: a list item's code is code
 _HTML_COMMENT = re.compile(r"^ {0,3}<!--")
 _COMMENT_END = "-->"
 # ".." then what makes it something other than a comment: a directive ("name::"), a target
@@ -40,7 +39,7 @@ def blank_markdown_comments(text: str) -> tuple[str, int]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        opened = _FENCE.match(line)
+        opened = FENCE_LINE.match(line)
         if fence is not None:
             if opened and closes_fence(opened.group(1), fence) and not line[opened.end():].strip():
                 fence = None
@@ -76,6 +75,8 @@ def _comment_end(lines: list[str], i: int, start: int) -> tuple[int, int]:
 def blank_rst_comments(text: str) -> tuple[str, int]:
     """``text`` with every reST comment (its ``..`` line and indented body) blanked outside
     literal blocks and code directives, and how many of them held text."""
+    if ".." not in text:  # no explicit markup at all: nothing to read line by line
+        return text, 0
     lines = text.split("\n")
     count = 0
     code_indent: int | None = None  # inside a literal block or code directive's body

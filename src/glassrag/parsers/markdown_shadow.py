@@ -16,8 +16,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from glassrag.parsers.blocks import body_end, indent_of
-from glassrag.text.sentences import DIRECTIVE_FENCE, FIELD, PROSE_DIRECTIVE, closes_fence
+from glassrag.parsers.blocks import body_end
+from glassrag.text.sentences import (
+    DIRECTIVE_FENCE,
+    FIELD,
+    closes_fence,
+    indent_of,
+    is_prose_directive,
+)
 
 __all__ = ["FENCE", "MAX_NESTING", "Container", "shadow"]
 
@@ -26,7 +32,6 @@ MAX_NESTING = 20
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,})[ \t]*([\w-]+.*?|\{[\w:.-]+\}.*?)[ \t]*$")
 _DIRECTIVE_FENCE = re.compile(rf"^ {{0,3}}{DIRECTIVE_FENCE}")
-_PROSE_DIRECTIVE = re.compile(PROSE_DIRECTIVE)
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 # A directive's options: ":name: value" lines, or a YAML block between "---" lines.
 _DIRECTIVE_OPTION = re.compile(rf"[ \t]*{FIELD}")
@@ -86,7 +91,7 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
                 and closes_fence(match.group(1), directives[-1][0]):
             directives.pop()[1].end = index
             plain[index] = ""
-        elif (match := _DIRECTIVE_FENCE.match(body)) and _is_container(match.group(2)) \
+        elif (match := _DIRECTIVE_FENCE.match(body)) and is_prose_directive(match.group(2)) \
                 and len(open_colons) + len(admonitions) + len(directives) < MAX_NESTING:
             container = Container(index)
             containers.append(container)
@@ -131,11 +136,6 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
         after = next((h for h in headings if h > container.start), len(lines))
         container.end = max(container.start, _last_content(lines, after - 1))
     return plain, containers, wrappers
-
-
-def _is_container(name: str) -> bool:
-    """Whether a MyST directive's body is prose to read (an admonition, a tab)."""
-    return _PROSE_DIRECTIVE.fullmatch(name) is not None
 
 
 def _options_end(lines: list[str], index: int, dedent: int) -> int:

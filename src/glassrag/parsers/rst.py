@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 
-from glassrag.parsers.blocks import Block, body_end, clean_heading, indent_of
+from glassrag.parsers.blocks import Block, body_end, clean_heading
 from glassrag.parsers.comments import blank_rst_comments
 from glassrag.parsers.reading import FileContext, ReadResult
+from glassrag.text.sentences import indent_of
 
 __all__ = ["index_text", "read", "rst_blocks", "rst_title"]
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["closes_fence", "code_spans", "is_markup", "opens_literal", "sentences_code_rows",
-           "split_sentences", "sentence_texts"]
+__all__ = ["FENCE_LINE", "closes_fence", "code_spans", "indent_of", "is_markup",
+           "is_prose_directive", "opens_literal", "sentences_code_rows", "split_sentences",
+           "sentence_texts"]
 
 _CLOSERS = "\"'\u201d\u2019)]\u300d\u300f\uff09"
 # A run of terminators and the quotes/brackets that close the sentence with them: Latin ones
@@ -118,7 +119,8 @@ _BLOCK_LINE = re.compile(
 # fields and option list items.
 _STARTS_BLOCK = re.compile(
     rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|[a-zA-Z#][.)][ \t]|{FIELD}|{OPTION_ITEM})")
-_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+# A code fence at any depth (a list item's code is code too): group 1 is the fence.
+FENCE_LINE = re.compile(r"[ \t]*(`{3,}|~{3,})")
 _PIPE_ROW = re.compile(r"[ \t]*\|[^\n]*\|")
 _GRID_ROW_BORDER = re.compile(r"[ \t]*[+][-=+]+[+]")
 _TABLE_BORDER = re.compile(rf"[ \t]*{SIMPLE_TABLE_BORDER}")
@@ -156,15 +158,21 @@ def _inside(spans: list[tuple[int, int]], starts: list[int], pos: int) -> bool:
     return index >= 0 and pos < spans[index][1]
 
 
-def _indent(line: str) -> int:
+def indent_of(line: str) -> int:
+    """How many spaces and tabs ``line`` starts with."""
     return len(line) - len(line.lstrip(" \t"))
+
+
+def is_prose_directive(name: str) -> bool:
+    """Whether a MyST directive's body is prose to read (an admonition, a tab), not code."""
+    return _PROSE_DIRECTIVE.fullmatch(name) is not None
 
 
 def _prose_directive(line: str) -> str | None:
     """The fence of a MyST directive whose body is prose (```` ```{note} ````), or None: its
     lines are read as prose, not as code."""
     match = _DIRECTIVE_FENCE.match(line)
-    if match is None or not _PROSE_DIRECTIVE.fullmatch(match.group(2)):
+    if match is None or not is_prose_directive(match.group(2)):
         return None
     return match.group(1)
 
@@ -216,11 +224,11 @@ def _hard_breaks(text: str, every_line: bool,
         end = pos + len(line)
         following = lines[index + 1]
         options = options and _FIELD.match(line) is not None
-        if literal is not None and line.strip() and _indent(line) <= literal:
+        if literal is not None and line.strip() and indent_of(line) <= literal:
             literal = None
-        if list_table is not None and line.strip() and _indent(line) <= list_table:
+        if list_table is not None and line.strip() and indent_of(line) <= list_table:
             list_table = None
-        fence_match = _FENCE.match(line)
+        fence_match = FENCE_LINE.match(line)
         if fence is None and literal is None and _TABLE_BORDER.match(line):
             # A border opens a table after a blank line and closes it before one.
             table = not (table and not following.strip())
@@ -230,7 +238,7 @@ def _hard_breaks(text: str, every_line: bool,
             rows.append((pos, end))
         elif list_table is not None and line.strip() and not _FIELD.match(line):
             rows.append((pos, end))  # a line of a row: it ends with the row
-            if (csv or not following.strip() or _indent(following) <= list_table
+            if (csv or not following.strip() or indent_of(following) <= list_table
                     or _ROW_START.match(following)):
                 breaks.append(end)
         elif literal is not None and line.strip():
@@ -267,18 +275,20 @@ def _hard_breaks(text: str, every_line: bool,
             or _STARTS_BLOCK.match(following)
         ):
             breaks.append(end)
-        options = options or (fence is None and _DIRECTIVE_FENCE.match(line) is not None)
+        # (Every directive fence holds "{": most lines are passed over without the regex.)
+        options = options or (fence is None and "{" in line
+                              and _DIRECTIVE_FENCE.match(line) is not None)
         if fence is None and literal is None and opens_literal(line):
-            literal = _indent(line)
+            literal = indent_of(line)
         table_match = _LIST_TABLE.match(line) if fence is None and literal is None else None
         if table_match is not None:
-            list_table, csv = _indent(line), table_match.group(1) == "csv"
+            list_table, csv = indent_of(line), table_match.group(1) == "csv"
         pos = end + 1
-    if (fence is not None or (literal is not None and _indent(lines[-1]) > literal)) and lines:
+    if (fence is not None or (literal is not None and indent_of(lines[-1]) > literal)) and lines:
         code.append((pos, len(text)))  # the last line is still inside the code block
     elif (table and not _TABLE_BORDER.match(lines[-1])) or (
             fence is None and literal is None and _PIPE_ROW.match(lines[-1])) or (
-            list_table is not None and _indent(lines[-1]) > list_table):
+            list_table is not None and indent_of(lines[-1]) > list_table):
         rows.append((pos, len(text)))
     return breaks, code, rows
 
