@@ -212,3 +212,24 @@ def test_list_and_csv_table_rows_are_units_read_with_their_header(tmp_path: Path
         answer = kb.ask("What is the pilot fee per hour in the outer roads zone?",
                         principal=anyone)
         assert answer.status == "answered" and "65 crowns" in answer.answer
+
+
+def test_a_line_of_the_block_a_quote_introduces_is_not_quoted_again() -> None:
+    from glassrag.answer.extractive import extractive_answer
+    from glassrag.records import ANSWERED, Chunk, Hit
+
+    text = ("## Alternatives\n\nSeveral programs can provide one command.\n\n"
+            "To check which programs provide x-window-manager, run:\n\n"
+            "    update-alternatives --display x-window-manager\n\n"
+            "Which news reader to install is left to the user.\n")
+    chunk = Chunk(chunk_id="alt.md#1", doc_id="alt.md", ordinal=1, text=text, line_start=1,
+                  line_end=1 + text.count("\n"), char_start=0, char_end=len(text),
+                  heading="Alternatives", roles=("public",), doc_version=1, content_hash="h",
+                  title="Alternatives", source="alt.md")
+    draft = extractive_answer("How do I change which program provides x-window-manager?",
+                              [Hit(chunk=chunk, score=1.0)])
+    assert draft.status == ANSWERED, draft.notes
+    quotes = [c.quote for c in draft.citations]
+    assert quotes[0].endswith("update-alternatives --display x-window-manager")
+    # the command line is in the first quote already (it ends in ":"), not a second time
+    assert draft.text.count("update-alternatives --display") == 1, draft.text

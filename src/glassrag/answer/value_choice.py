@@ -73,6 +73,8 @@ def _value_in_section(first: Scored, scored: list[Scored], asked: str,
     describes the problem in the question's words (and its numbers). With ``default`` (the
     question asks for the default, the best unit states none) the unit must state one
     (:func:`~glassrag.answer.values.states_default`)."""
+    # The first quote runs on over the block its ":" introduces, which is quoted already.
+    first_end = first.unit.start + len(first.unit.quote)
     for candidate in scored:
         unit = candidate.unit
         # A line stating the default needs none of the question's words: "- **Default:** `x`"
@@ -82,7 +84,7 @@ def _value_in_section(first: Scored, scored: list[Scored], asked: str,
                 and (candidate.own > 0.0 or default
                      or (kind == "number" and states_default(unit.text)))
                 and (not default or states_default(unit.text))
-                and (unit.end <= first.unit.start or unit.start >= first.unit.end)):
+                and (unit.end <= first.unit.start or unit.start >= first_end)):
             return candidate
     return None
 
