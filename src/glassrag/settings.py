@@ -120,6 +120,7 @@ class IngestSettings(_Section):
 class ChunkingSettings(_Section):
     markdown: Chunker = "docs"
     rst: Chunker = "docs"
+    html: Chunker = "docs"
     text: Chunker = "structure"
     jsonl: Chunker = "sentences"
     sectioned: Chunker = "window"
@@ -425,6 +426,7 @@ class Settings(_Section):
         mapping = {
             "markdown": self.chunking.markdown,
             "rst": self.chunking.rst,
+            "html": self.chunking.html,
             "text": self.chunking.text,
             "jsonl": self.chunking.jsonl,
             "sectioned": self.chunking.sectioned,
@@ -537,10 +539,12 @@ keep_hidden = false
 
 [chunking]
 # Default strategy per input kind: docs | structure | sentences | punctuation | window
-# docs follows the document's sections (Markdown, reStructuredText); structure is strict
-# rules (a blank line ends a chunk, an over-long line is an error).
+# docs follows the document's sections (Markdown, reStructuredText, and the headings of an
+# HTML page's text); structure is strict rules (a blank line ends a chunk, an over-long line
+# is an error).
 markdown = "docs"
 rst = "docs"
+html = "docs"
 text = "structure"
 jsonl = "sentences"
 sectioned = "window"

@@ -514,3 +514,57 @@ def test_a_paragraph_that_introduces_code_gives_its_leading_sentences_to_the_chu
         "\nsingle emitter.\n\n", "")
     [only] = docs(alone, max_chars=260)
     assert only.text.startswith("## Listener limit\n\nThis is not a hard limit.")
+
+
+FAQ_PAGE = """<!doctype html><html><head><title>Keeping a system current</title></head><body>
+<h1>Keeping a system current</h1>
+<h2>Must I reboot to upgrade a package?</h2>
+<p>No. Packages are replaced in place, even on a running machine.</p>
+<p>Running services are stopped and started again around the upgrade.</p>
+<h2>Can updates run on their own?</h2>
+<p>Yes. A scheduled job can refresh the package lists every night.</p>
+</body></html>
+"""
+
+
+def _html_chunks(tmp_path: Path, config: str = "") -> list[tuple[str | None, str]]:
+    from glassrag.kb import KnowledgeBase
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "faq.html").write_text(FAQ_PAGE)
+    kb_dir = tmp_path / "kb"
+    KnowledgeBase.init(kb_dir).close()
+    if config:
+        (kb_dir / "glassrag.toml").write_text(config)
+    with KnowledgeBase.open(kb_dir) as kb:
+        report = kb.ingest([tmp_path / "docs"])
+        assert report.failed == []
+        return [(c.heading, c.text) for c in kb.chunks("faq.html")]
+
+
+def test_an_html_page_is_chunked_along_its_headings(tmp_path: Path) -> None:
+    chunks = _html_chunks(tmp_path)
+    # Each section is one chunk under its heading path: no chunk holds only a heading, and
+    # the answer is never cut off from the question its section asks.
+    assert [h for h, _ in chunks] == [
+        "Keeping a system current \u203a Must I reboot to upgrade a package?",
+        "Keeping a system current \u203a Can updates run on their own?",
+    ]
+    reboot = dict(chunks)["Keeping a system current \u203a Must I reboot to upgrade a package?"]
+    assert "No. Packages are replaced in place" in reboot and "stopped and started" in reboot
+    assert all(t.strip().lstrip("#").strip() not in {"Must I reboot to upgrade a package?",
+                                                      "Can updates run on their own?"}
+               for _, t in chunks)
+
+
+def test_html_chunking_can_be_set_back_to_the_structure_rules(tmp_path: Path) -> None:
+    chunks = _html_chunks(tmp_path, '[chunking]\nhtml = "structure"\n')
+    texts = [t.strip() for _, t in chunks]
+    # one chunk per paragraph, each heading a chunk of its own
+    assert texts == [
+        "# Keeping a system current", "## Must I reboot to upgrade a package?",
+        "No. Packages are replaced in place, even on a running machine.",
+        "Running services are stopped and started again around the upgrade.",
+        "## Can updates run on their own?",
+        "Yes. A scheduled job can refresh the package lists every night.",
+    ]
