@@ -141,6 +141,36 @@ def test_html_without_main_uses_the_body_and_first_heading(tmp_path: Path) -> No
     assert doc.text == "## Only heading\n\nBody text\nnext line"
 
 
+SPHINX_PAGE = """<!doctype html><html><head><title>Policy</title></head><body>
+<div class="related" role="navigation"><h3>Navigation</h3><a href="index.html">index</a></div>
+<div class="document"><div class="body" role="main">
+<section id="versions">
+<h1>Versions<a class="headerlink" href="#versions" title="Link">\u00b6</a></h1>
+<p>Use the <a href="#defaults">default version</a> unless told otherwise.</p>
+<h2 id="defaults">Defaults<a href="#defaults">#</a></h2><p>Python 3 is the default.</p>
+</section></div></div>
+<div class="sphinxsidebar" role="navigation"><h3>Quick search</h3></div>
+<div role="contentinfo">Built with Sphinx.</div>
+</body></html>
+"""
+
+
+def test_html_landmark_roles_and_permalink_markers_are_not_text(tmp_path: Path) -> None:
+    path = tmp_path / "policy.html"
+    path.write_text(SPHINX_PAGE, encoding="utf-8")
+    doc = only_doc(path)
+    # role="main" is the content; the headings end in their words, not in "\u00b6" or "#";
+    # a link to an anchor that shows words is text.
+    assert doc.text == ("# Versions\n\nUse the default version unless told otherwise.\n\n"
+                        "## Defaults\n\nPython 3 is the default.")
+    assert doc.title == "Policy"
+    page = SPHINX_PAGE.replace('role="main"', "")  # no main part: the body, less its furniture
+    path.write_text(page, encoding="utf-8")
+    text = only_doc(path).text
+    assert text.startswith("# Versions\n") and "Navigation" not in text
+    assert "Quick search" not in text and "Built with Sphinx" not in text
+
+
 def test_eml_subject_metadata_and_file_lines(tmp_path: Path) -> None:
     path = tmp_path / "kickoff.eml"
     raw = make_eml()

@@ -1,12 +1,13 @@
 """HTML via selectolax (lexbor): the main content as text, headings as ``#`` lines.
 
-Scripts, styles, navigation, footers and forms are dropped; ``<main>`` (else ``<article>``,
-else ``<body>``) is the content. Lexbor's tree building costs time quadratic in nesting depth,
-in the number of distinct attributes of one element and in the number of ``<option>`` s of
-one ``<select>``, so a linear pre-scan refuses input nested deeper than browsers render (512)
-or with more than ``Limits.max_html_attributes`` attributes on one element, and ``<select>``
-blocks are cut out before parsing. The tree is walked with an explicit stack: no recursion,
-whatever the depth.
+Scripts, styles, navigation, footers and forms are dropped (also as ARIA landmarks: a
+``role="navigation"`` sidebar), and so are headings' permalink markers ("¶"); ``<main>`` (else
+``role="main"``, else ``<article>``, else ``<body>``) is the content. Lexbor's tree building costs
+time quadratic in nesting depth, in the number of distinct attributes of one element and in the
+number of ``<option>`` s of one ``<select>``, so a linear pre-scan refuses input nested deeper than
+browsers render (512) or with more than ``Limits.max_html_attributes`` attributes on one element,
+and ``<select>`` blocks are cut out before parsing. The tree is walked with an explicit stack: no
+recursion, whatever the depth.
 
 Content a reader of the page never sees (the ``hidden`` attribute, ``aria-hidden="true"``,
 an inline ``display: none`` or ``visibility: hidden``) is dropped unless
@@ -38,6 +39,9 @@ _BLOCK = frozenset({
     "dl", "dt", "fieldset", "figcaption", "figure", "header", "hr", "li", "main", "ol", "p",
     "section", "summary", "table", "tbody", "tfoot", "thead", "tr", "ul", "br",
 })
+# ARIA landmark roles of the parts dropped above (a documentation generator's
+# ``<div role="navigation">`` sidebar is a ``<nav>``).
+_DROP_ROLES = frozenset({"navigation", "contentinfo", "complementary", "search"})
 _PARAGRAPH = frozenset({"p", "blockquote", "table", "ul", "ol", "dl", "pre", "figure"})
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 # Elements that do not nest (void) or whose end tag may be left out: not counted as depth.
@@ -135,6 +139,20 @@ def drop_hidden(tree: Any) -> int:
     return dropped
 
 
+def _is_chrome(node: Any, tag: str) -> bool:
+    """Page furniture that is not text: a navigation landmark given by its role, or a
+    permalink marker, a link to an anchor of the page showing no word ("¶" after a Sphinx or
+    MkDocs heading, "#"), which would otherwise end every heading."""
+    attributes = node.attributes
+    if not attributes:
+        return False
+    if tag == "a":
+        return ((attributes.get("href") or "").startswith("#")
+                and not any(ch.isalnum() for ch in node.text(deep=True)))
+    role = attributes.get("role")
+    return role is not None and role.strip().lower() in _DROP_ROLES
+
+
 def _lexbor() -> Any:
     with needs_extra("parsers", "selectolax"):
         from selectolax.lexbor import LexborHTMLParser
@@ -199,7 +217,7 @@ class _Walker:
             if node.is_text_node:
                 self.parts.append(node.text_content or "")
                 continue
-            if not node.is_element_node or tag in _DROP:
+            if not node.is_element_node or tag in _DROP or _is_chrome(node, tag):
                 continue
             self.enter(tag)
             stack.append((node, True))
@@ -227,7 +245,8 @@ def html_to_text(html: str, stem: str, options: ParseOptions, parser: Any = None
     check_markup(html, options.limits)
     tree = parser(_SELECT.sub(" ", html))
     hidden = 0 if options.keep_hidden else drop_hidden(tree)
-    root = tree.css_first("main") or tree.css_first("article") or tree.body or tree.root
+    root = (tree.css_first("main") or tree.css_first('[role="main"]')
+            or tree.css_first("article") or tree.body or tree.root)
     out = TextBuilder(options.limits)
     walker = _Walker(out)
     if root is not None:
