@@ -194,13 +194,13 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
 
     Blocked evidence counts as "matching" only if it would itself pass the answer threshold,
     so a stray shared word in a secret document does not turn no_evidence into blocked.
-    In dense and hybrid modes, a hit at or above the cosine threshold is evidence too: when
-    no sentence covers the question's words (a paraphrase), the sentence closest in meaning
-    is quoted instead. A question naming something no readable document mentions
-    (``found.unknown_names``) gets no permitted answer in any mode, nor, in dense and hybrid
-    modes, a quote whose best dense hit does not stand out from the question's other dense
-    candidates (``found.dense_stands_out``) unless the quote itself has a cosine of at least
-    ``min_quote_cosine`` to the question (:mod:`glassrag.answer.dense_gate`).
+    In dense and hybrid modes, a hit at or above the cosine threshold is evidence too: when no
+    sentence covers the question's words (a paraphrase), the sentence closest in meaning is
+    quoted instead. A question naming something no readable document mentions
+    (``found.unknown``: names in any mode, uncommon words in bm25) gets no permitted answer,
+    nor, in dense and hybrid modes, a quote whose best dense hit does not stand out from the
+    question's other dense candidates (``found.dense_stands_out``) unless the quote itself has a
+    cosine of at least ``min_quote_cosine`` to the question (:mod:`glassrag.answer.dense_gate`).
     ``same_query``: ``question`` is the query ``found`` was retrieved for, so its vector is
     reused.
     """
@@ -208,11 +208,11 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
     settings = settings.resolved(found.mode, dense.spec if dense is not None else None)
     refused: Draft | None = None
     if found.hits:
-        # A name no readable document mentions (found.unknown_names) refuses every quote.
+        # A name or word no readable document holds (found.unknown) refuses every quote.
         draft = extractive_answer(question, found.hits, settings,
-                                  unknown_names=found.unknown_names)
+                                  unknown_names=found.unknown)
         if draft.status != ANSWERED and semantic and dense is not None \
-                and not found.unknown_names:
+                and not found.unknown:
             close = [h for h in found.hits if h.scores.get("dense", -1.0) >= (min_score or 0)]
             if close:
                 draft = semantic_answer(question, close, dense.embedder, min_score or 0.0,

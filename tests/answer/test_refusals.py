@@ -4,6 +4,7 @@ get ``no_evidence``; the same documents still answer what they do say."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,11 @@ def docs_kb(tmp_path: Path) -> KnowledgeBase:
         "# 部署\n\n集群部署需要三台机器，每台机器运行一个 Broker。\n\n"
         "默认端口是 9876，可以在配置文件中修改。\n", encoding="utf-8")
     (docs / "secret.md").write_text(
-        "---\nroles: [ops]\n---\n# Ops\n\nThe `KubeOperator` deploys the cluster on Kubernetes.\n",
-        encoding="utf-8")
+        "---\nroles: [ops]\n---\n# Ops\n\nThe `KubeOperator` deploys the cluster on Kubernetes.\n"
+        "Parcel labels are printed from the dispatch spreadsheet.\n", encoding="utf-8")
+    (docs / "tracking.md").write_text(
+        "# Tracking\n\nEvery parcel gets a tracking number by e-mail. The courier "
+        "configuration sets how often tracking pages refresh.\n", encoding="utf-8")
     kb = KnowledgeBase.open(tmp_path / "kb")
     report = kb.ingest([docs], embedder="hash:256")
     assert report.failed == []
@@ -61,6 +65,52 @@ def test_a_name_no_readable_document_mentions_is_no_evidence(docs_kb: KnowledgeB
     answer = docs_kb.ask("如何用 Kubernetes 部署集群？", mode=mode, principal=PUBLIC)
     assert answer.status == "no_evidence", answer.answer
     assert "Kubernetes" not in answer.answer
+
+
+def test_an_uncommon_word_no_readable_document_uses_is_no_evidence_in_bm25(
+        docs_kb: KnowledgeBase) -> None:
+    from glassrag.retrieval.search import retrieve
+
+    # On-topic words (parcels, tracking) but a thing no readable page mentions.
+    question = "Do parcels get a tracking number by blockchain?"
+    answer = docs_kb.ask(question, mode="bm25", principal=PUBLIC)
+    assert answer.status == "no_evidence", answer.answer
+    trace = docs_kb.trace(answer.trace_id)
+    assert trace is not None and "blockchain" in json.dumps(trace["attempts"])
+    # A word may have synonyms an embedder bridges ("reimbursed" for a refund): in dense and
+    # hybrid modes only names count.
+    for mode in ("dense", "hybrid"):
+        found = retrieve(docs_kb.store, docs_kb.lexical, question, PUBLIC, 5, mode=mode,
+                         dense=docs_kb.dense())
+        assert found.unknown == (), mode
+
+
+def test_everyday_words_and_shortened_words_the_documents_lack_decide_nothing(
+        docs_kb: KnowledgeBase) -> None:
+    from glassrag.retrieval.search import retrieve
+
+    store, lexical = docs_kb.store, docs_kb.lexical
+    # "stay", "widest" and "uncompressed" are everyday English (or built on it); "config"
+    # is what the tracking page writes long ("configuration").
+    for question in ("How long do parcels stay at sea on the widest route?",
+                     "Are uncompressed parcels packed in cardboard?",
+                     "Which courier config sets how often tracking pages refresh?"):
+        assert retrieve(store, lexical, question, PUBLIC, 5).unknown == (), question
+    answer = docs_kb.ask("Which courier config sets how often tracking pages refresh?",
+                         principal=PUBLIC)
+    assert answer.status == "answered" and "configuration" in answer.answer
+
+
+def test_an_uncommon_word_only_a_hidden_page_uses_is_unknown_to_who_cannot_read_it(
+        docs_kb: KnowledgeBase) -> None:
+    from glassrag.retrieval.search import retrieve
+
+    store, lexical = docs_kb.store, docs_kb.lexical
+    question = "Are parcel labels printed from a spreadsheet?"
+    found = retrieve(store, lexical, question, PUBLIC, 5)
+    assert found.unknown_words == ("spreadsheet",) and found.unknown_names == ()
+    ops = Principal("o", roles=["ops"])
+    assert retrieve(store, lexical, question, ops, 5).unknown == ()
 
 
 def test_unknown_names_are_counted_among_readable_chunks(docs_kb: KnowledgeBase) -> None:

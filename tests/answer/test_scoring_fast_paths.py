@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glassrag.answer.passages import Unit, written_short_or_long
+from glassrag.answer.passages import Unit
 from glassrag.answer.scoring import _Asked
 from glassrag.records import Chunk
+from glassrag.text.vocabulary import written_short_or_long
 
 # Words sharing their first letters, so that some are written short or long of others.
 _WORDS = st.lists(st.sampled_from([

@@ -60,10 +60,11 @@ def extractive_answer(
     """Answer ``question`` with verbatim sentences from the permitted, ranked ``evidence``.
 
     ``term_weights`` (e.g. IDF from the index) replaces the IDF computed over the evidence
-    sentences. The draft is ``no_evidence`` when no unit covers ``min_coverage``, or when
-    the question names something no readable document mentions (``unknown_names``, from
-    :attr:`~glassrag.retrieval.search.Retrieval.unknown_names`): documents that never name
-    Kubernetes cannot say how to deploy on it, however well they cover the other words.
+    sentences. The draft is ``no_evidence`` when no unit covers ``min_coverage``, or when the
+    question names something no readable document mentions (``unknown_names``, from
+    :attr:`~glassrag.retrieval.search.Retrieval.unknown`: its names and uncommon words):
+    documents that never name Kubernetes cannot say how to deploy on it, however well they cover
+    the other words.
     A ``min_coverage`` of "auto" is the lexical default; callers in dense and hybrid modes
     pass :meth:`~glassrag.settings.AnswerSettings.resolved` settings.
     """

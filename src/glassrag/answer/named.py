@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from glassrag.answer.passages import heading_terms, written_short_or_long
+from glassrag.answer.passages import heading_terms
 from glassrag.records import NO_EVIDENCE, Draft, Hit
 from glassrag.text.analysis import analyze
+from glassrag.text.vocabulary import written_short_or_long
 
 __all__ = ["unquoted_name", "unnamed_refusal"]
 

@@ -17,7 +17,7 @@ Everything here is a pure function of the chunk text; quotes stay verbatim slice
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -67,19 +67,6 @@ class Unit:
     def quote(self) -> str:
         """The unit's text, with the code block or list it introduces when it ends in ":"."""
         return self.chunk.text[self.start : introduced_end(self.chunk.text, self.end)]
-
-
-def written_short_or_long(terms: Sequence[str], words: Collection[str]) -> frozenset[str]:
-    """The Latin ``terms`` of five letters or more that one of ``words`` writes short or long
-    ("async" and "asynchronous", "config" and "configuration": one is the start of the
-    other). Stemming joins inflections, not shortenings."""
-    wanted = [t for t in terms if len(t) >= 5 and t not in words and t.isascii() and t.isalpha()]
-    if not wanted:
-        return frozenset()
-    long = [w for w in words if len(w) >= 5 and w.isascii() and w.isalpha()]
-    starts = {w[:5] for w in long}
-    return frozenset(t for t in wanted if t[:5] in starts
-                     and any(w.startswith(t) or t.startswith(w) for w in long))
 
 
 def heading_terms(chunk: Chunk) -> frozenset[str]:

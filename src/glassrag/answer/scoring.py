@@ -128,7 +128,7 @@ class _Asked:
                    min(2, len(terms)), pairs)
 
     def short_or_long(self, words: frozenset[str]) -> frozenset[str]:
-        """:func:`~glassrag.answer.passages.written_short_or_long` of the question's terms in
+        """:func:`~glassrag.text.vocabulary.written_short_or_long` of the question's terms in
         a candidate's ``words``. A word written short or long starts as the term does, so
         only the unit's words among :attr:`alike` are read: the same terms, without going
         through every word of every unit."""

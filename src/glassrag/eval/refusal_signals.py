@@ -90,7 +90,7 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         settings = kb.settings.answer
         # What status_and_draft() refuses whatever the thresholds swept here: a name no readable
         # document mentions. The dense gate is swept: its margin is recorded.
-        hits = list(found.hits) if not found.unknown_names else []
+        hits = list(found.hits) if not found.unknown else []
         if req.dense is not None and mode in DENSE_MODES and found.query_vector is not None:
             out.candidates = _candidates(kb, req, found.query_vector)
             out.cut = kb.settings.dense.min_cosine(req.dense.spec)

@@ -170,6 +170,8 @@ def fuse_retrievals(question: Retrieval, rewritten: Retrieval, top_k: int,
         _fused(question.blocked, rewritten.blocked, k)[:blocked_limit],
         # What the user's question names stays unknown whatever the rewrite says.
         unknown_names=question.unknown_names,
+        # A word has synonyms: the rewrite is there to find them. A word it kept stays unknown.
+        unknown_words=tuple(w for w in question.unknown_words if w in rewritten.unknown_words),
         rare_names=question.rare_names,
         # The dense gate's inputs: the evidence stands out if it does for either query (the
         # rewrite is there to find what the question's words missed); the vector stays the

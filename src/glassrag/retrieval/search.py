@@ -25,6 +25,7 @@ from glassrag.retrieval.fusion import fuse
 from glassrag.retrieval.lexical import LexicalIndex, LexicalMatch
 from glassrag.retrieval.query_terms import doc_freqs, query_terms
 from glassrag.retrieval.scorers import overlap_score, overlap_terms, terms_score, validate_terms
+from glassrag.retrieval.unknown_words import unknown_words
 from glassrag.settings import MAX_TOP_K, DenseSettings
 from glassrag.store.database import Store
 from glassrag.text.analysis import has_cjk, identifiers, name_terms, unique_terms
@@ -69,6 +70,10 @@ class Retrieval:
     #: Names in the query (identifiers, Latin words in CJK text: see
     #: :func:`~glassrag.text.analysis.name_terms`) that no chunk the principal may read holds.
     unknown_names: tuple[str, ...] = ()
+    #: bm25: words of the query that everyday English rarely uses and that no chunk the
+    #: principal may read holds in any form (:mod:`glassrag.retrieval.unknown_words`). A word
+    #: has synonyms that an embedder or a rewritten query may bridge, a name has none.
+    unknown_words: tuple[str, ...] = ()
     #: Names in the query that only a few chunks the principal may read hold (at most
     #: :data:`RARE_NAME_CHUNKS`), each as the forms it may appear as: an answer must quote one
     #: of those chunks (:mod:`glassrag.answer.named`).
@@ -85,6 +90,12 @@ class Retrieval:
     #: Dense and hybrid: the query's own vector, so that the answer stage can compare the
     #: query with what it quotes without running the model on the query again.
     query_vector: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """What the query names or says that no readable chunk holds: no answer quotes
+        anything for such a query."""
+        return self.unknown_names + self.unknown_words
 
     @property
     def dense_stands_out(self) -> bool:
@@ -214,14 +225,14 @@ def retrieve(
             found = _hybrid(store, lexical, dense, dense_settings, query,
                             vector, principal, top_k, blocked_limit,
                             only_dense=mode == Mode.DENSE, conceal=conceal)
-            found = _with_name_counts(found, store, lexical, query, principal)
+            found = _with_name_counts(found, store, lexical, query, principal, words=False)
         return _with_weights(_reranked(found, query, rerank or dense_settings.rerank, top_k),
                              dense_settings, dense_settings.fusion == Fusion.WEIGHTED)
     if mode == Mode.BM25:
         with guard:
             found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
                           field)
-            found = _with_name_counts(found, store, lexical, query, principal)
+            found = _with_name_counts(found, store, lexical, query, principal, words=True)
         return _reranked(found, query, rerank, top_k)
     return _scanned(store, query, principal, top_k, mode, terms, blocked_limit, field, guard)
 
@@ -265,7 +276,8 @@ def _on_qdrant(store: Store, index: QdrantIndex, query: str, principal: Principa
         if mode == Mode.BM25 and not found.query_terms:
             raise _no_terms(field)
         retrieval = with_name_counts(Retrieval(*found), query,
-                                     qdrant_search.readable_counts(store, index, principal))
+                                     qdrant_search.readable_counts(store, index, principal),
+                                     words=mode == Mode.BM25)
     if mode != Mode.BM25 and not rerank:
         rerank = dense_settings.rerank
     return _reranked(retrieval, query, rerank, top_k)
@@ -312,31 +324,35 @@ def _impacts_apply(lexical: LexicalIndex, terms: Sequence[str]) -> bool:
 
 
 def _with_name_counts(found: Retrieval, store: Store, lexical: LexicalIndex, query: str,
-                      principal: Principal) -> Retrieval:
+                      principal: Principal, *, words: bool) -> Retrieval:
     """``found`` with the query's names that no readable chunk holds, and those only a few
     hold (counted among the chunks ``principal`` may read, so hidden documents never decide
     it)."""
     return with_name_counts(found, query, lambda tokens: doc_freqs(
-        lexical, tokens, readable_sets(store, principal), set(store.rolesets())))
+        lexical, tokens, readable_sets(store, principal), set(store.rolesets())), words=words)
 
 
 def with_name_counts(found: Retrieval, query: str,
-                     readable_counts: Callable[[list[str]], list[int]]) -> Retrieval:
+                     readable_counts: Callable[[list[str]], list[int]], *,
+                     words: bool) -> Retrieval:
     """``found`` with the query's names (:func:`~glassrag.text.analysis.name_terms`) of
     which ``readable_counts`` (how many chunks the principal may read hold each term, from
     whichever index serves the search) finds no form at all, and those it finds in at most
-    :data:`RARE_NAME_CHUNKS` chunks."""
+    :data:`RARE_NAME_CHUNKS` chunks. With ``words`` (bm25 mode), also the uncommon words
+    that no readable chunk holds (:func:`~glassrag.retrieval.unknown_words.unknown_words`):
+    a word has synonyms that an embedder may bridge ("reimbursed" for "refund"), a name has
+    none, so in dense and hybrid modes only names decide it."""
     names = name_terms(query)
-    if not names:
-        return found
     tokens = list(dict.fromkeys(t for name in names for t in name))
-    counts = dict(zip(tokens, readable_counts(tokens), strict=True))
+    counts = dict(zip(tokens, readable_counts(tokens), strict=True)) if tokens else {}
     held = {name: max(counts[t] for t in name) for name in names}
     unknown = tuple(name[0] for name, most in held.items() if not most)
+    said = unknown_words(query, found.hits, set(names), readable_counts) if words else ()
     rare = tuple(name for name, most in held.items() if 0 < most <= RARE_NAME_CHUNKS)
-    if not unknown and not rare:
+    if not unknown and not said and not rare:
         return found
-    return dataclasses.replace(found, unknown_names=unknown, rare_names=rare)
+    return dataclasses.replace(found, unknown_names=unknown, unknown_words=said,
+                               rare_names=rare)
 
 
 def readable_sets(store: Store, principal: Principal) -> set[int] | None:

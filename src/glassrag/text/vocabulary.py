@@ -1,0 +1,92 @@
+"""Which words of a question are everyday English, and which are rarer, more specific ones.
+
+A question asking about something no document mentions cannot be answered from them: "store
+the password in the system keyring" over documentation that never says "keyring". Names
+(:func:`~glassrag.text.analysis.name_terms`) are one such kind of word; a lower-case word
+that everyday English rarely uses (``keyring``, ``coroutines``, ``timeout``) is another. An
+everyday word missing from the documents ("widest", "stay", "gone away") says nothing: the
+question is only phrased differently. Everyday words are those of a general English
+vocabulary shipped with the package (``common_words.txt``, where it comes from is in its
+header), with their inflections and ``un-``/``non-`` forms.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Collection, Sequence
+from importlib import resources
+
+from glassrag.text.analysis import analyze, has_cjk
+
+# A word standing alone: not part of an identifier, a flag, a path or a file name (questions
+# make those up as examples), nor a call.
+_WORD = re.compile(r"(?<![\w./@\-])[A-Za-z]+(?:'[A-Za-z]+)?(?:-[A-Za-z]+)*(?![\w./@(\-])")
+_SUFFIXES = ("s", "es", "ed", "ing", "er", "est", "ly")
+_PREFIXES = ("un", "non")
+# Shortest stem left once an affix is taken off ("red" is not "r" + "ed").
+_MIN_STEM = 3
+
+
+@functools.cache
+def _common() -> frozenset[str]:
+    text = resources.files("glassrag.text").joinpath("common_words.txt").read_text("utf-8")
+    return frozenset(line for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def _forms(word: str) -> set[str]:
+    """``word`` and what it may be built on: without ``un-``/``non-``, without an inflection
+    (``-s``, ``-ed``, ``-est`` ...), with the ``e`` or the doubled consonant that the
+    inflection took ("widest" is "wide", "biggest" "big")."""
+    forms = {word}
+    forms.update(word[len(p):] for p in _PREFIXES
+                 if word.startswith(p) and len(word) - len(p) >= _MIN_STEM)
+    for form in list(forms):
+        for suffix in _SUFFIXES:
+            stem = form[: -len(suffix)]
+            if form.endswith(suffix) and len(stem) >= _MIN_STEM:
+                forms.update((stem, stem + "e"))
+                if stem[-1] == stem[-2]:
+                    forms.add(stem[:-1])
+    return forms
+
+
+def is_common(word: str) -> bool:
+    """Whether ``word`` is everyday English (any case; a possessive "'s" is dropped).
+
+    >>> is_common("Widest"), is_common("uncompressed"), is_common("keyring")
+    (True, True, False)
+    """
+    word = word.lower().removesuffix("'s")
+    if "-" in word:  # "server-sent", "re-raising": everyday when each part is
+        return all(map(is_common, word.split("-")))
+    common = _common()
+    return word in common or not common.isdisjoint(_forms(word))
+
+
+def uncommon_words(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The words of English ``text`` that everyday English rarely uses, each with its analysed
+    terms, in order and once each. In Chinese, Japanese or Korean text every Latin word is
+    already a name (:func:`~glassrag.text.analysis.name_terms`), so there are none here."""
+    if has_cjk(text):
+        return []
+    out: dict[str, tuple[str, ...]] = {}
+    for match in _WORD.finditer(text):
+        word = match.group()
+        terms = tuple(analyze(word))
+        if terms and word.lower() not in out and not is_common(word):
+            out[word.lower()] = terms
+    return list(out.items())
+
+
+def written_short_or_long(terms: Sequence[str], words: Collection[str]) -> frozenset[str]:
+    """The Latin ``terms`` of five letters or more that one of ``words`` writes short or long
+    ("async" and "asynchronous", "config" and "configuration": one is the start of the
+    other). Stemming joins inflections, not shortenings."""
+    wanted = [t for t in terms if len(t) >= 5 and t not in words and t.isascii() and t.isalpha()]
+    if not wanted:
+        return frozenset()
+    long = [w for w in words if len(w) >= 5 and w.isascii() and w.isalpha()]
+    starts = {w[:5] for w in long}
+    return frozenset(t for t in wanted if t[:5] in starts
+                     and any(w.startswith(t) or t.startswith(w) for w in long))
