@@ -34,5 +34,9 @@ def unknown_words(query: str, hits: Sequence[Hit], names: Collection[tuple[str, 
     missing = [(word, terms) for word, terms in words if not any(counts[t] for t in terms)]
     if not missing:
         return ()
-    held = {t for hit in hits for t in analyze(hit.chunk.text)}
+    # Only a hit holding the first five letters of a missing term can write it short or long
+    # (written_short_or_long's rule); the others need not be analysed.
+    starts = {t[:5] for _, terms in missing for t in terms if len(t) >= 5}
+    held = {t for hit in hits if any(s in hit.chunk.text.lower() for s in starts)
+            for t in analyze(hit.chunk.text)} if starts else set()
     return tuple(word for word, terms in missing if not written_short_or_long(terms, held))
