@@ -13,6 +13,7 @@ from glassrag.answer.extractive import extractive_answer
 from glassrag.answer.passages import hit_standing, units
 from glassrag.answer.semantic import semantic_answer
 from glassrag.answer.values import (
+    asks_count,
     asks_default,
     has_literal,
     lacks_quantity,
@@ -609,3 +610,13 @@ def test_a_quantity_written_as_a_word_or_a_number_answers_a_quantity_question() 
     hit = make_hit("fetch#1", "A failed fetch is retried twice before the install fails.\n")
     assert quotes("How many times is a failed fetch retried?", [hit]) == [
         "A failed fetch is retried twice before the install fails."]
+
+
+def test_the_quantity_may_be_in_the_block_a_quote_introduces() -> None:
+    # The sentence ends in ":" and its quote carries the command line, which holds the number.
+    hit = make_hit("compat#1", (
+        "compat ファイルは debhelper の互換性レベルを決めます。新しいパッケージでは、次のように"
+        "設定します:\n\n    $ echo 13 > debian/compat\n"))
+    question = "新しいパッケージでは debhelper の互換性レベルをいくつに設定しますか？"
+    assert asks_count(question)
+    assert quotes(question, [hit])[-1].endswith("$ echo 13 > debian/compat")

@@ -119,7 +119,7 @@ def extractive_answer(
             break
         chosen.append(extra)
         covered |= extra.covered
-    if lacks_quantity(question, (s.unit.text for s in chosen)):
+    if lacks_quantity(question, (s.unit.quote for s in chosen)):  # with what ":" introduces
         notes["reason"] = ("the question asks for a quantity and no quote covering its words "
                            "states one")
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",

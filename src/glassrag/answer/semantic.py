@@ -52,7 +52,7 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
         value = _semantic_value(question, best, quotable)
         if value is not None:
             chosen.append(value)
-    if lacks_quantity(question, (u.text for u in chosen)):
+    if lacks_quantity(question, (u.quote for u in chosen)):  # with what ":" introduces
         notes["reason"] = "the question asks for a quantity and the closest sentence states none"
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
     quotes = [u.quote for u in chosen]
