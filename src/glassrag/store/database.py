@@ -31,6 +31,11 @@ _BATCH = 500  # values per IN (...) list
 # The write-ahead log's size (in pages, 4 KiB by default) that triggers a checkpoint
 # during bulk writes: 64 MiB.
 _BULK_CHECKPOINT_PAGES = 16384
+# SQLite's page cache during bulk writes, in KiB (a negative cache_size): 64 MiB instead of
+# the default 2 MiB. A batch of 10,000 documents dirties tens of MiB of pages; in 2 MiB they
+# were spilled to the log mid-transaction and the random-key indexes (content hashes, doc
+# ids) were read back page by page. Measured ~10% less time writing 100k documents.
+_BULK_CACHE_KIB = 65536
 
 _CHUNK_COLUMNS = (
     "c.id, c.chunk_id, c.doc_id, c.ordinal, c.text, c.line_start, c.line_end, c.char_start,"
@@ -154,16 +159,20 @@ class Store:
         """Many write transactions in a row (an ingest): SQLite copies its write-ahead log
         back into the database file (a checkpoint, with an fsync) only every
         :data:`_BULK_CHECKPOINT_PAGES` pages instead of every 1,000, and once at the end.
-        Small checkpoints re-copy the same index pages over and over. Every transaction
-        still commits to the log as before, so what a crash leaves is unchanged."""
+        Small checkpoints re-copy the same index pages over and over. The page cache is
+        :data:`_BULK_CACHE_KIB` meanwhile. Every transaction still commits to the log as
+        before, so what a crash leaves is unchanged."""
         if self.dialect != "sqlite":
             yield
             return
         pages = int(self.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        cache = int(self.db.execute("PRAGMA cache_size").fetchone()[0])
         self.db.execute(f"PRAGMA wal_autocheckpoint={max(pages, _BULK_CHECKPOINT_PAGES)}")
+        self.db.execute(f"PRAGMA cache_size={-_BULK_CACHE_KIB}")
         try:
             yield
         finally:
+            self.db.execute(f"PRAGMA cache_size={cache}")
             self.db.execute(f"PRAGMA wal_autocheckpoint={pages}")
             if not self.db.in_transaction:
                 self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
