@@ -12,19 +12,25 @@ import threading
 import time
 from pathlib import Path
 
-from glassrag.store.database import _BULK_CHECKPOINT_PAGES, Store
+from glassrag.store.database import _BULK_CACHE_KIB, _BULK_CHECKPOINT_PAGES, Store
 
 
 def test_bulk_writes_raise_the_checkpoint_size_and_restore_it(tmp_path: Path) -> None:
     store = Store(tmp_path / "glassrag.db")
+
+    def sizes() -> tuple[int, int]:
+        return (store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0],
+                store.db.execute("PRAGMA cache_size").fetchone()[0])
+
     try:
-        before = store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        before = sizes()
         with store.bulk_writes():
-            inside = store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-        after = store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+            inside = sizes()
+        after = sizes()
     finally:
         store.close()
-    assert (before, inside, after) == (1000, _BULK_CHECKPOINT_PAGES, 1000)
+    assert (before, inside, after) == (
+        (1000, -2000), (_BULK_CHECKPOINT_PAGES, -_BULK_CACHE_KIB), (1000, -2000))
 
 
 def _checkpoint_threads() -> list[threading.Thread]:
