@@ -24,6 +24,7 @@ from glassrag.locks import WRITE_LOCK_NAME, exclusive
 from glassrag.records import Chunk, ChunkSpan, Document
 from glassrag.settings import StoreSettings
 from glassrag.store import migrations
+from glassrag.store.checkpoints import Checkpointer
 from glassrag.store.connection import Connection, connect_sqlite
 
 DB_NAME = "glassrag.db"
@@ -31,6 +32,11 @@ _BATCH = 500  # values per IN (...) list
 # The write-ahead log's size (in pages, 4 KiB by default) that triggers a checkpoint
 # during bulk writes: 64 MiB.
 _BULK_CHECKPOINT_PAGES = 16384
+# SQLite's page cache during bulk writes, in KiB (a negative cache_size): 64 MiB instead of
+# the default 2 MiB. A batch of 10,000 documents dirties tens of MiB of pages; in 2 MiB they
+# were spilled to the log mid-transaction and the random-key indexes (content hashes, doc
+# ids) were read back page by page. Measured ~10% less time writing 100k documents.
+_BULK_CACHE_KIB = 65536
 
 _CHUNK_COLUMNS = (
     "c.id, c.chunk_id, c.doc_id, c.ordinal, c.text, c.line_start, c.line_end, c.char_start,"
@@ -84,6 +90,7 @@ class Store:
             self.path, self.db = None, source
         self.dsn = dsn
         self.location = location or str(source)
+        self._checkpointer: Checkpointer | None = None  # during bulk writes to SQLite
         migrations.migrate(self.db, self.location, now())
 
     @classmethod
@@ -144,6 +151,8 @@ class Store:
 
     def commit(self) -> None:
         self.db.commit()
+        if self._checkpointer is not None:
+            self._checkpointer.committed()
 
     def rollback(self) -> None:
         if self.db.in_transaction:
@@ -151,19 +160,29 @@ class Store:
 
     @contextlib.contextmanager
     def bulk_writes(self) -> Iterator[None]:
-        """Many write transactions in a row (an ingest): SQLite copies its write-ahead log
-        back into the database file (a checkpoint, with an fsync) only every
-        :data:`_BULK_CHECKPOINT_PAGES` pages instead of every 1,000, and once at the end.
-        Small checkpoints re-copy the same index pages over and over. Every transaction
-        still commits to the log as before, so what a crash leaves is unchanged."""
-        if self.dialect != "sqlite":
+        """Many write transactions in a row (an ingest), on SQLite: a thread of its own
+        (:class:`~glassrag.store.checkpoints.Checkpointer`) copies each commit from the
+        write-ahead log into the database file (a checkpoint, with an fsync) while the
+        next batch is being prepared; the writer itself checkpoints only past
+        :data:`_BULK_CHECKPOINT_PAGES` pages instead of 1,000 (small checkpoints re-copy
+        the same index pages over and over), and once at the end. The page cache is
+        :data:`_BULK_CACHE_KIB` meanwhile. Every transaction still commits to the log as
+        before, so what a crash leaves is unchanged."""
+        if self.dialect != "sqlite" or self.path is None:
             yield
             return
         pages = int(self.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        cache = int(self.db.execute("PRAGMA cache_size").fetchone()[0])
+        checkpointer = Checkpointer(self.path)
         self.db.execute(f"PRAGMA wal_autocheckpoint={max(pages, _BULK_CHECKPOINT_PAGES)}")
+        self.db.execute(f"PRAGMA cache_size={-_BULK_CACHE_KIB}")
+        self._checkpointer = checkpointer
         try:
             yield
         finally:
+            self._checkpointer = None
+            checkpointer.close()
+            self.db.execute(f"PRAGMA cache_size={cache}")
             self.db.execute(f"PRAGMA wal_autocheckpoint={pages}")
             if not self.db.in_transaction:
                 self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
