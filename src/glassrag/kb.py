@@ -298,7 +298,7 @@ class KnowledgeBase:
             dense_settings=self.settings.dense, rerank=rerank or "",
             conceal=self.settings.conceals_from(principal),
             blocked_limit=0 if search else BLOCKED_LIMIT,
-            field="query" if search else "question",
+            field="query" if search else "question", words=not search,
         )
 
     def search(

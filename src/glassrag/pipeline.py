@@ -98,6 +98,9 @@ class Request:
     blocked_limit: int = BLOCKED_LIMIT
     # The caller's name for the text, named by an error about it ("query" for a search).
     field: str = "question"
+    # Count the question's uncommon words that no readable chunk holds (bm25): an answer
+    # reads them, a search does not, so a search does not pay for counting them.
+    words: bool = True
 
     @property
     def min_score(self) -> float | None:
@@ -136,7 +139,7 @@ def run_retrieval(store: Store, lexical: SearchIndex, req: Request,
     return retrieve(store, lexical, req.question, req.principal, req.top_k, req.mode,
                     list(req.terms) or None, blocked_limit=req.blocked_limit, dense=req.dense,
                     dense_settings=req.dense_settings, rerank=req.rerank, conceal=req.conceal,
-                    guard=guard, field=req.field)
+                    guard=guard, field=req.field, words=req.words)
 
 
 def add_rewritten(store: Store, lexical: SearchIndex, req: Request, found: Retrieval,

@@ -81,8 +81,12 @@ def test_an_uncommon_word_no_readable_document_uses_is_no_evidence_in_bm25(
     # hybrid modes only names count.
     for mode in ("dense", "hybrid"):
         found = retrieve(docs_kb.store, docs_kb.lexical, question, PUBLIC, 5, mode=mode,
-                         dense=docs_kb.dense())
+                         dense=docs_kb.dense(), words=True)
         assert found.unknown == (), mode
+    # Only an answer reads them: a search does not count them.
+    assert retrieve(docs_kb.store, docs_kb.lexical, question, PUBLIC, 5).unknown == ()
+    assert retrieve(docs_kb.store, docs_kb.lexical, question, PUBLIC, 5,
+                    words=True).unknown_words == ("blockchain",)
 
 
 def test_everyday_words_and_shortened_words_the_documents_lack_decide_nothing(
@@ -95,7 +99,7 @@ def test_everyday_words_and_shortened_words_the_documents_lack_decide_nothing(
     for question in ("How long do parcels stay at sea on the widest route?",
                      "Are uncompressed parcels packed in cardboard?",
                      "Which courier config sets how often tracking pages refresh?"):
-        assert retrieve(store, lexical, question, PUBLIC, 5).unknown == (), question
+        assert retrieve(store, lexical, question, PUBLIC, 5, words=True).unknown == (), question
     answer = docs_kb.ask("Which courier config sets how often tracking pages refresh?",
                          principal=PUBLIC)
     assert answer.status == "answered" and "configuration" in answer.answer
@@ -107,10 +111,10 @@ def test_an_uncommon_word_only_a_hidden_page_uses_is_unknown_to_who_cannot_read_
 
     store, lexical = docs_kb.store, docs_kb.lexical
     question = "Are parcel labels printed from a spreadsheet?"
-    found = retrieve(store, lexical, question, PUBLIC, 5)
+    found = retrieve(store, lexical, question, PUBLIC, 5, words=True)
     assert found.unknown_words == ("spreadsheet",) and found.unknown_names == ()
     ops = Principal("o", roles=["ops"])
-    assert retrieve(store, lexical, question, ops, 5).unknown == ()
+    assert retrieve(store, lexical, question, ops, 5, words=True).unknown == ()
 
 
 def test_unknown_names_are_counted_among_readable_chunks(docs_kb: KnowledgeBase) -> None:

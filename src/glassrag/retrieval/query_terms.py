@@ -59,6 +59,9 @@ def doc_freqs(lexical: LexicalIndex, terms: list[str], readable: Collection[int]
         tantivy.Query.term_set_query(lexical.schema, "roleset", sorted(readable)), 0.0)
     out = []
     for term in terms:
+        if not searcher.doc_freq("tokens", term):  # in no chunk at all: none to count
+            out.append(0)
+            continue
         query = tantivy.Query.boolean_query([
             (tantivy.Occur.Must, tantivy.Query.term_query(lexical.schema, "tokens", term)),
             (tantivy.Occur.Must, roles)])

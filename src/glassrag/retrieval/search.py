@@ -186,13 +186,15 @@ def retrieve(
     conceal: bool = False,
     field: str = "query",
     guard: AbstractContextManager[object] | None = None,
+    words: bool = False,
 ) -> Retrieval:
     """Rank chunks for ``query`` with the principal's roles applied inside the ranking.
 
     ``conceal``: score and order with nothing but what ``principal`` may read (see the
     module docstring); admins are never concealed from, so it does nothing for them.
     ``field`` is the caller's name for the text (``question`` for an ask), named by an
-    error about it.
+    error about it. ``words``: in bm25 mode, also find the query's uncommon words that no
+    readable chunk holds (:attr:`Retrieval.unknown_words`), which only an answer reads.
 
     ``guard`` (e.g. the knowledge base's lock) is held around the store and index access
     and around nothing else: the query is embedded before it is taken (the embedder may be a
@@ -211,7 +213,7 @@ def retrieve(
         dense_settings = fusion_settings(dense_settings, query)
     if not isinstance(lexical, LexicalIndex):
         found = _on_qdrant(store, lexical, query, principal, top_k, mode, terms, blocked_limit,
-                           dense, dense_settings, rerank, conceal, field, guard)
+                           dense, dense_settings, rerank, conceal, field, guard, words)
         # Under conceal glassrag fuses as on the embedded index; otherwise Qdrant does, and
         # of its fusions only rrf is sent the weights (dbsf takes none).
         weighed = (dense_settings.fusion == Fusion.WEIGHTED if conceal
@@ -232,7 +234,7 @@ def retrieve(
         with guard:
             found = _bm25(store, lexical, query, principal, top_k, blocked_limit, conceal,
                           field)
-            found = _with_name_counts(found, store, lexical, query, principal, words=True)
+            found = _with_name_counts(found, store, lexical, query, principal, words=words)
         return _reranked(found, query, rerank, top_k)
     return _scanned(store, query, principal, top_k, mode, terms, blocked_limit, field, guard)
 
@@ -256,7 +258,8 @@ def _scanned(store: Store, query: str, principal: Principal, top_k: int, mode: s
 def _on_qdrant(store: Store, index: QdrantIndex, query: str, principal: Principal, top_k: int,
                mode: str, terms: Sequence[str] | None, blocked_limit: int,
                dense: DenseRetriever | None, dense_settings: DenseSettings, rerank: str,
-               conceal: bool, field: str, guard: AbstractContextManager[object]) -> Retrieval:
+               conceal: bool, field: str, guard: AbstractContextManager[object],
+               words: bool) -> Retrieval:
     """bm25, dense and hybrid on the Qdrant index (see :mod:`glassrag.retrieval.qdrant_search`),
     with ``guard`` held as for the embedded index: not while the query is embedded or the
     hits reranked."""
@@ -277,7 +280,7 @@ def _on_qdrant(store: Store, index: QdrantIndex, query: str, principal: Principa
             raise _no_terms(field)
         retrieval = with_name_counts(Retrieval(*found), query,
                                      qdrant_search.readable_counts(store, index, principal),
-                                     words=mode == Mode.BM25)
+                                     words=words and mode == Mode.BM25)
     if mode != Mode.BM25 and not rerank:
         rerank = dense_settings.rerank
     return _reranked(retrieval, query, rerank, top_k)

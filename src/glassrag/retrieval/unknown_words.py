@@ -25,8 +25,11 @@ def unknown_words(query: str, hits: Sequence[Hit], names: Collection[tuple[str, 
     A word that is one of ``names`` by itself (the query's names, counted already) is left
     to that count; one word of a longer name ("Bazel" of "Bazel BUILD") is not, since a name
     is known by any of its words."""
+    # A word a permitted hit holds is known without counting.
+    matched = {t for hit in hits for t in hit.matched_terms}
     words = [(word, terms) for word, terms in uncommon_words(query)
-             if terms[:1] not in names and terms not in names]  # a name: its first term
+             if terms[:1] not in names and terms not in names  # a name: its first term
+             and matched.isdisjoint(terms)]
     if not words:
         return ()
     tokens = list(dict.fromkeys(t for _, terms in words for t in terms))
