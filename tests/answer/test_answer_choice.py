@@ -612,6 +612,18 @@ def test_a_quantity_written_as_a_word_or_a_number_answers_a_quantity_question() 
         "A failed fetch is retried twice before the install fails."]
 
 
+def test_footnote_marks_and_manual_sections_state_no_quantity() -> None:
+    asked = "how many downloads run in parallel?"
+    for sentence in ("apt-get calls dpkg after downloading the archives[5] it needs.",
+                     "For details, see the manual page papersize(5).",
+                     "更新されたソースをダウンロードします。[79]"):
+        assert not states_quantity(sentence, asked), sentence
+    assert states_quantity("It runs 3 downloads at once; see apt.conf(5).", asked)
+    hit = make_hit("apt#1", "apt-get calls dpkg after downloading the archives[5] it needs.\n")
+    draft = extractive_answer("How many downloads does apt-get run in parallel?", [hit])
+    assert draft.status == NO_EVIDENCE and "quantity" in str(draft.notes["reason"])
+
+
 def test_the_quantity_may_be_in_the_block_a_quote_introduces() -> None:
     # The sentence ends in ":" and its quote carries the command line, which holds the number.
     hit = make_hit("compat#1", (

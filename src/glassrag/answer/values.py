@@ -193,8 +193,15 @@ def states_quantity(text: str, asked: str) -> bool:
     return any(word.group().casefold() not in asked for word in _NUMBER_WORD.finditer(text))
 
 
+# Digits that count nothing: a footnote mark ("archives[5]", "。[79]") and a manual page's
+# section ("papersize(5)", "apt-get(8)").
+_REFERENCE_DIGITS = re.compile(r"\[\d{1,3}\]|(?<=[\w.+-])\(\d[a-z]?\)")
+
+
 def _states_number(text: str, asked: str) -> bool:
     """Whether ``text`` holds a number in digits that ``asked`` does not already name."""
+    if "[" in text or "(" in text:
+        text = _REFERENCE_DIGITS.sub(" ", text)
     return any(value not in asked for value in of_kind(literals(text), "number"))
 
 
