@@ -29,7 +29,8 @@ def docs_kb(tmp_path: Path) -> KnowledgeBase:
         "Parcel labels are printed from the dispatch spreadsheet.\n", encoding="utf-8")
     (docs / "tracking.md").write_text(
         "# Tracking\n\nEvery parcel gets a tracking number by e-mail. The courier "
-        "configuration sets how often tracking pages refresh.\n", encoding="utf-8")
+        "configuration sets how often tracking pages refresh. A geofence around the depot "
+        "marks a parcel as arrived.\n", encoding="utf-8")
     kb = KnowledgeBase.open(tmp_path / "kb")
     report = kb.ingest([docs], embedder="hash:256")
     assert report.failed == []
@@ -95,10 +96,13 @@ def test_everyday_words_and_shortened_words_the_documents_lack_decide_nothing(
 
     store, lexical = docs_kb.store, docs_kb.lexical
     # "stay", "widest" and "uncompressed" are everyday English (or built on it); "config"
-    # is what the tracking page writes long ("configuration").
+    # is what the tracking page writes long ("configuration"), "cardbaord" a slip of the
+    # everyday "cardboard" and "geofnece" of the tracking page's "geofence".
     for question in ("How long do parcels stay at sea on the widest route?",
                      "Are uncompressed parcels packed in cardboard?",
-                     "Which courier config sets how often tracking pages refresh?"):
+                     "Which courier config sets how often tracking pages refresh?",
+                     "Is every parcel packed in recycled cardbaord?",
+                     "Which geofnece marks a tracked parcel as arrived?"):
         assert retrieve(store, lexical, question, PUBLIC, 5, words=True).unknown == (), question
     answer = docs_kb.ask("Which courier config sets how often tracking pages refresh?",
                          principal=PUBLIC)

@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
-from glassrag.text.vocabulary import is_common, uncommon_words, written_short_or_long
+from glassrag.text.vocabulary import (
+    is_common,
+    one_edit_away,
+    uncommon_words,
+    written_short_or_long,
+)
 
 
 def test_everyday_words_with_their_inflections_and_negations_are_common() -> None:
@@ -38,3 +43,23 @@ def test_words_written_short_or_long_are_the_same_thing() -> None:
         "config", "async"}
     assert written_short_or_long(["configur"], {"config"}) == {"configur"}
     assert written_short_or_long(["cap"], {"capac"}) == frozenset()  # under five letters
+
+
+def test_a_misspelt_everyday_word_is_everyday_and_short_words_are_taken_as_written() -> None:
+    # One letter left out, added, changed or two swapped, in a word of six letters or more.
+    for typo in ("betwen", "parliment", "coruption", "chainging", "buidling"):
+        assert is_common(typo), typo
+    assert not is_common("coroutines") and not is_common("blockchain")
+    # "async" is one letter from "sync" and "emoji" from nothing: under six letters a word
+    # is taken as written.
+    assert not is_common("async") and not is_common("emoji")
+
+
+def test_one_edit_away_covers_the_four_kinds_of_slip() -> None:
+    words = {"ctenophor", "between"}
+    assert one_edit_away("ctenohor", words)  # a letter left out
+    assert one_edit_away("ctenophorr", words)  # one added
+    assert one_edit_away("ctenaphor", words)  # one changed
+    assert one_edit_away("ctneophor", words)  # two neighbours swapped
+    assert not one_edit_away("ctenophor", words - {"ctenophor"})
+    assert not one_edit_away("btewene", words)

@@ -14,7 +14,12 @@ from collections.abc import Callable, Collection, Sequence
 
 from glassrag.records import Hit
 from glassrag.text.analysis import analyze
-from glassrag.text.vocabulary import uncommon_words, written_short_or_long
+from glassrag.text.vocabulary import (
+    MIN_TYPO_CHARS,
+    one_edit_away,
+    uncommon_words,
+    written_short_or_long,
+)
 
 
 def unknown_words(query: str, hits: Sequence[Hit], names: Collection[tuple[str, ...]],
@@ -37,9 +42,9 @@ def unknown_words(query: str, hits: Sequence[Hit], names: Collection[tuple[str, 
     missing = [(word, terms) for word, terms in words if not any(counts[t] for t in terms)]
     if not missing:
         return ()
-    # Only a hit holding the first five letters of a missing term can write it short or long
-    # (written_short_or_long's rule); the others need not be analysed.
-    starts = {t[:5] for _, terms in missing for t in terms if len(t) >= 5}
-    held = {t for hit in hits if any(s in hit.chunk.text.lower() for s in starts)
-            for t in analyze(hit.chunk.text)} if starts else set()
-    return tuple(word for word, terms in missing if not written_short_or_long(terms, held))
+    # A word the permitted hits write short or long ("config", "configuration"), or one
+    # letter away (a misspelling: "ctenohore" for "ctenophore"), is theirs.
+    held = {t for hit in hits for t in analyze(hit.chunk.text)}
+    return tuple(word for word, terms in missing
+                 if not written_short_or_long(terms, held)
+                 and not any(len(t) >= MIN_TYPO_CHARS and one_edit_away(t, held) for t in terms))

@@ -26,6 +26,10 @@ _SUFFIXES = ("s", "es", "ed", "ing", "er", "est", "ly")
 _PREFIXES = ("un", "non")
 # Shortest stem left once an affix is taken off ("red" is not "r" + "ed").
 _MIN_STEM = 3
+# Shortest word read as a misspelling of one a letter away ("parliment", "betwen"); shorter
+# words are too often other words ("cap", "tap").
+MIN_TYPO_CHARS = 6
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 @functools.cache
@@ -52,16 +56,36 @@ def _forms(word: str) -> set[str]:
 
 
 def is_common(word: str) -> bool:
-    """Whether ``word`` is everyday English (any case; a possessive "'s" is dropped).
+    """Whether ``word`` is everyday English (any case; a possessive "'s" is dropped), or a
+    misspelling of an everyday word one letter away ("betwen", "parliment").
 
-    >>> is_common("Widest"), is_common("uncompressed"), is_common("keyring")
-    (True, True, False)
+    >>> is_common("Widest"), is_common("uncompressed"), is_common("parliment")
+    (True, True, True)
+    >>> is_common("keyring")
+    False
     """
     word = word.lower().removesuffix("'s")
     if "-" in word:  # "server-sent", "re-raising": everyday when each part is
         return all(map(is_common, word.split("-")))
     common = _common()
-    return word in common or not common.isdisjoint(_forms(word))
+    return (word in common or not common.isdisjoint(_forms(word))
+            or (len(word) >= MIN_TYPO_CHARS and one_edit_away(word, common)))
+
+
+def one_edit_away(word: str, words: Collection[str]) -> bool:
+    """Whether one of ``words`` is ``word`` with one letter left out, added, changed, or two
+    neighbours swapped (how a word is most often mistyped)."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    for left, right in splits:
+        if right and left + right[1:] in words:
+            return True
+        if len(right) > 1 and left + right[1] + right[0] + right[2:] in words:
+            return True
+        for letter in _LETTERS:
+            if (right and letter != right[0] and left + letter + right[1:] in words) \
+                    or left + letter + right in words:
+                return True
+    return False
 
 
 def uncommon_words(text: str) -> list[tuple[str, tuple[str, ...]]]:
