@@ -63,3 +63,14 @@ def test_one_edit_away_covers_the_four_kinds_of_slip() -> None:
     assert one_edit_away("ctneophor", words)  # two neighbours swapped
     assert not one_edit_away("ctenophor", words - {"ctenophor"})
     assert not one_edit_away("btewene", words)
+
+
+def test_a_pasted_passage_has_no_uncommon_words_to_refuse_on() -> None:
+    # Its rare words are its context (an error message, a paragraph): only a question of
+    # at most MAX_QUESTION_WORDS words names what it asks about.
+    from glassrag.text.vocabulary import MAX_QUESTION_WORDS
+
+    question = "Why does the keyring backend fail?"
+    assert uncommon_words(question) == [("keyring", ("keyr",))]
+    passage = question + " It printed:" + " the keyring daemon said" * MAX_QUESTION_WORDS
+    assert uncommon_words(passage) == []

@@ -30,6 +30,10 @@ _MIN_STEM = 3
 # words are too often other words ("cap", "tap").
 MIN_TYPO_CHARS = 6
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+# A text of more words is a pasted passage (an error message, a paragraph to match), not a
+# question naming what it asks about: its rare words are its context. This also bounds the
+# work on a long text.
+MAX_QUESTION_WORDS = 50
 
 
 @functools.cache
@@ -91,8 +95,9 @@ def one_edit_away(word: str, words: Collection[str]) -> bool:
 def uncommon_words(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """The words of English ``text`` that everyday English rarely uses, each with its analysed
     terms, in order and once each. In Chinese, Japanese or Korean text every Latin word is
-    already a name (:func:`~glassrag.text.analysis.name_terms`), so there are none here."""
-    if has_cjk(text):
+    already a name (:func:`~glassrag.text.analysis.name_terms`), so there are none here; nor
+    in a text of more than :data:`MAX_QUESTION_WORDS` words."""
+    if has_cjk(text) or len(text.split(None, MAX_QUESTION_WORDS)) > MAX_QUESTION_WORDS:
         return []
     out: dict[str, tuple[str, ...]] = {}
     for match in _WORD.finditer(text):
