@@ -158,8 +158,7 @@ def _best_addition(
     taken = {(c.unit.chunk.chunk_id, c.unit.start) for c in chosen}
     # A quote ending in ":" runs on over the block it introduces: a line of that block is
     # already quoted.
-    spans = [(c.unit.chunk.chunk_id, c.unit.start, c.unit.start + len(c.unit.quote))
-             for c in chosen]
+    spans = [(c.unit.chunk.chunk_id, c.unit.start, c.unit.quote_end) for c in chosen]
     # coverage() of covered plus each candidate's terms, summed in the same order (so to
     # the same float) without building the union; a candidate adding none of the missing
     # terms gains exactly nothing and is passed over.

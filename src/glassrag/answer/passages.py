@@ -64,9 +64,15 @@ class Unit:
         return self.chunk.text[self.start : self.end]
 
     @property
+    def quote_end(self) -> int:
+        """Where the unit's quote ends: past the code block or list it introduces when it
+        ends in ":", else where its text does."""
+        return introduced_end(self.chunk.text, self.end)
+
+    @property
     def quote(self) -> str:
         """The unit's text, with the code block or list it introduces when it ends in ":"."""
-        return self.chunk.text[self.start : introduced_end(self.chunk.text, self.end)]
+        return self.chunk.text[self.start : self.quote_end]
 
 
 def heading_terms(chunk: Chunk) -> frozenset[str]:

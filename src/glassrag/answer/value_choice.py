@@ -74,7 +74,7 @@ def _value_in_section(first: Scored, scored: list[Scored], asked: str,
     question asks for the default, the best unit states none) the unit must state one
     (:func:`~glassrag.answer.values.states_default`)."""
     # The first quote runs on over the block its ":" introduces, which is quoted already.
-    first_end = first.unit.start + len(first.unit.quote)
+    first_end = first.unit.quote_end
     for candidate in scored:
         unit = candidate.unit
         # A line stating the default needs none of the question's words: "- **Default:** `x`"

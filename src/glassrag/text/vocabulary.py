@@ -26,8 +26,8 @@ _SUFFIXES = ("s", "es", "ed", "ing", "er", "est", "ly")
 _PREFIXES = ("un", "non")
 # Shortest stem left once an affix is taken off ("red" is not "r" + "ed").
 _MIN_STEM = 3
-# Shortest word read as a misspelling of one a letter away ("parliment", "betwen"); shorter
-# words are too often other words ("cap", "tap").
+# Shortest word read as a misspelling of a word one slip away ("parliment", "betwen");
+# shorter words are too often other words ("async" is one letter from "sync").
 MIN_TYPO_CHARS = 6
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # A text of more words is a pasted passage (an error message, a paragraph to match), not a
@@ -102,8 +102,10 @@ def uncommon_words(text: str) -> list[tuple[str, tuple[str, ...]]]:
     out: dict[str, tuple[str, ...]] = {}
     for match in _WORD.finditer(text):
         word = match.group()
+        if word.lower() in out or is_common(word):  # most words: a set lookup, no analysis
+            continue
         terms = tuple(analyze(word))
-        if terms and word.lower() not in out and not is_common(word):
+        if terms:
             out[word.lower()] = terms
     return list(out.items())
 
