@@ -8,7 +8,13 @@ from dataclasses import replace
 
 import pytest
 
-from glassrag.answer.blocks import introduced_end, markup_only, sentences, title_span
+from glassrag.answer.blocks import (
+    introduced_end,
+    links_only,
+    markup_only,
+    sentences,
+    title_span,
+)
 from glassrag.answer.extractive import extractive_answer
 from glassrag.answer.passages import hit_standing, units
 from glassrag.answer.semantic import semantic_answer
@@ -322,6 +328,31 @@ def test_markup_only() -> None:
     assert not markup_only(":param limit: The most retries.")
     assert not markup_only(":members:\nSets the limit.")
     assert not markup_only("")
+
+
+def test_links_only() -> None:
+    assert links_only("- [Retry budget design notes](https://example.org/notes/retry)")
+    assert links_only("> https://example.org/frob/issues/12")
+    assert links_only("**See also:** [Timeouts](/guide/timeouts#per-call)")
+    assert links_only("* 参考: [リトライの設計](https://example.org/ja/retry)")
+    assert links_only("* `Frob manual <https://example.org/frob>`_")
+    assert not links_only("See [Timeouts](/guide/timeouts) for the per-call limit.")
+    assert not links_only("Pass `--force` to rebuild everything: https://example.org/force")
+    assert not links_only("Retries stop after five attempts.")
+    assert not links_only("")
+
+
+def test_a_link_list_is_not_quoted_however_many_question_words_its_link_text_holds() -> None:
+    text = ("Frob retries a failed upload three times, waiting two seconds between tries.\n\n"
+            "- [Why frob retries uploads: the retry budget](https://example.org/retry-budget)\n")
+    hit = make_hit("frob#1", text, heading="Uploads")
+    assert quotes("Why does frob retry failed uploads, and how often?", [hit]) == [
+        "Frob retries a failed upload three times, waiting two seconds between tries."]
+    only_links = make_hit("frob#2", "- [Why frob retries uploads](https://example.org/retry)\n"
+                          "- [The retry budget](https://example.org/budget)\n",
+                          heading="Further reading")
+    draft = extractive_answer("Why does frob retry uploads?", [only_links])
+    assert draft.status == NO_EVIDENCE
 
 
 def test_a_bare_field_marker_introduces_only_its_indented_body() -> None:

@@ -175,6 +175,30 @@ def lone_code(text: str, parts: Sequence[Sentence], index: int) -> bool:
             and bool(_FENCE.match(text, before.start)) and bool(_FENCE.match(text, after.start)))
 
 
+# A link, in Markdown ("[text](target)", "<https://…>") or reST ("`text <target>`_"), and a
+# bare address.
+_LINK = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<https?://[^>\s]+>|`[^`\n]*<[^>\n]+>`__?"
+                   r"|https?://[^\s<>()]+")
+# A short label before the links ("**Related:**", "See also:", "関連："), and the list, quote
+# and emphasis marks around them.
+_LINK_LABEL = re.compile(r"^[\s>*+\-]*(?:\*\*|__)?[^\n:\uff1a\[\]`]{0,16}[:\uff1a](?:\*\*|__)?")
+_WORD = re.compile(r"\w")
+
+
+def links_only(text: str) -> bool:
+    """Whether ``text`` is only links or addresses, maybe after a short label ("- [Proposal:
+    detect only sentence ends](https://…)", "**Related:** [CSP](/guide/features)"): a pointer
+    to another page, which says nothing itself however many of a question's words its link
+    text holds."""
+    if "](" not in text and "://" not in text and ">`_" not in text:
+        return False
+    rest = _LINK.sub(" ", text)
+    if rest == text:
+        return False
+    rest = _LINK_LABEL.sub(" ", rest.strip(), count=1)
+    return _WORD.search(rest) is None
+
+
 def markup_only(text: str) -> bool:
     """Whether ``text`` is only reST directive lines and bare field markers: markup that
     says nothing about the section it stands in."""

@@ -21,7 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from glassrag.answer.blocks import Sentence, introduced_end, lone_code, sentences, title_span
+from glassrag.answer.blocks import (
+    Sentence,
+    introduced_end,
+    links_only,
+    lone_code,
+    sentences,
+    title_span,
+)
 from glassrag.answer.values import literals
 from glassrag.records import Chunk, Fusion, Hit, Mode
 from glassrag.text.analysis import analyze
@@ -159,10 +166,13 @@ def shapes(text: str) -> tuple[Shape, ...]:
     for index, sentence in enumerate(parts):
         if sentence.heading or not sentence.terms:
             continue
+        if links_only(text[sentence.start : sentence.end]):
+            continue  # a pointer to another page
         if sentence.code and lone_code(text, parts, index):
             continue  # quoted with the sentence that introduces it, never alone
         following = parts[index + 1] if index + 1 < len(parts) else None
-        if following is not None and (following.heading or not following.terms):
+        if following is not None and (following.heading or not following.terms
+                                      or links_only(text[following.start : following.end])):
             following = None
         if sentence.asks:
             # A question in the documents is quoted with its answer, never alone.
