@@ -60,6 +60,19 @@ def test_sections_carry_their_heading_path_and_never_mix() -> None:
     assert spans[1].index_text.startswith("Timeouts \u203a Setting a default\n## Setting")
 
 
+def test_a_heading_path_holds_what_a_reader_sees_not_badges_or_link_targets() -> None:
+    readme = ("# kettle-lint [![build](https://ci.example.org/kettle/badge.svg)]"
+              "(https://ci.example.org/kettle/runs)\n\n"
+              "Checks kettle recipes.\n\n"
+              "## [Options](#options)\n\n"
+              "Set `maxSteam` to bound the steam level.\n")
+    spans = docs(readme, max_chars=120)
+    assert [s.heading for s in spans] == ["kettle-lint", "kettle-lint \u203a Options"]
+    # the heading path is indexed before the text: without the badge's addresses
+    assert spans[1].index_text is not None
+    assert spans[1].index_text.startswith("kettle-lint \u203a Options\n## [Options](#options)")
+
+
 def test_code_stays_with_the_sentence_that_introduces_it() -> None:
     spans = docs(GUIDE, max_chars=110)
     intro = "Pass the value when you build the client:"

@@ -261,6 +261,13 @@ def test_markdown_without_front_matter_uses_heading_then_stem(tmp_path: Path) ->
     assert only_doc(read_file(fenced, root=kb)).title == "plain"
 
 
+def test_a_readme_title_leaves_out_its_badges(tmp_path: Path) -> None:
+    path = put(tmp_path / "README.md",
+               "# kettle-lint [![tests](https://ci.example.org/badge.svg)](https://ci.example.org)"
+               " ![npm](https://img.example.org/v.svg)\n\nChecks kettle recipes.\n")
+    assert only_doc(read_file(path)).title == "kettle-lint"
+
+
 def test_markdown_roles_as_comma_separated_string(tmp_path: Path) -> None:
     path = put(tmp_path / "r.md", "---\nroles: employee, hr ,\n---\nPayroll dates.\n")
     assert only_doc(read_file(path)).roles == ("employee", "hr")

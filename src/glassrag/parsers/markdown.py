@@ -248,7 +248,7 @@ def _first_heading(lines: list[str]) -> str | None:
         if FENCE.match(line):
             in_fence = not in_fence  # a "# comment" in a code block is not a heading
         elif not in_fence and (m := _HEADING_RE.match(line)):
-            return m.group(1).strip()
+            return clean_heading(m.group(1)) or None
         elif not in_fence and (tag := _title_tag(line)) and tag[0] != "summary":
             return tag[1]  # '<h1 align="center">Kettle</h1>', as READMEs open
     return None
