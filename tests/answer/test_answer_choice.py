@@ -330,6 +330,17 @@ def test_markup_only() -> None:
     assert not markup_only("")
 
 
+def test_a_code_line_is_not_added_for_the_name_of_the_tool_its_page_is_about() -> None:
+    # The page's title and heading already say which tool the quote is about; a config line
+    # naming the tool adds nothing the question asked for.
+    text = ("Set `maxSteam` to bound the steam level of every recipe.\n\n"
+            "```json\n{\n  \"kettle-lint\": {\n    \"maxSteam\": 3\n  }\n}\n```\n")
+    hit = make_hit("kettle#2", text, heading="kettle-lint \u203a Options", title="kettle-lint",
+                   source="kettle-lint.md")
+    assert quotes("Which kettle-lint option bounds the steam level?", [hit]) == [
+        "Set `maxSteam` to bound the steam level of every recipe."]
+
+
 def test_links_only() -> None:
     assert links_only("- [Retry budget design notes](https://example.org/notes/retry)")
     assert links_only("> https://example.org/frob/issues/12")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from glassrag.answer.blocks import markup_only
-from glassrag.answer.passages import units
+from glassrag.answer.passages import heading_terms, units
 from glassrag.answer.scoring import Scored, coverage, question_terms, ranked, weights_for
 from glassrag.answer.value_choice import value_for
 from glassrag.answer.values import lacks_quantity, seeks_literal
@@ -107,6 +107,7 @@ def extractive_answer(
                      notes=notes)
     chosen = [first]
     covered = set(first.covered)
+    subject = heading_terms(first.unit.chunk)
     value = value_for(question, first, scored) if settings.max_sentences > 1 else None
     if value is not None:
         # A section title goes before the description under it, as the page reads; a value
@@ -114,7 +115,7 @@ def extractive_answer(
         chosen.insert(0 if value.title else 1, value)
         covered |= value.covered
     while len(chosen) < settings.max_sentences:
-        gain, extra = _best_addition(terms, weights, covered, scored, chosen)
+        gain, extra = _best_addition(terms, weights, covered, scored, chosen, subject)
         if extra is None or gain < MIN_ADDED_COVERAGE:
             break
         chosen.append(extra)
@@ -152,7 +153,12 @@ def _best_addition(
     covered: set[str],
     scored: list[Scored],
     chosen: list[Scored],
+    subject: frozenset[str] = frozenset(),
 ) -> tuple[float, Scored | None]:
+    """The unit adding the most of the question's term weight to ``covered``, and that gain.
+    A line of code gains nothing by the words of ``subject``, the first quote's heading
+    path and title: a config line naming the tool whose page it is (``"kettle-lint": {``)
+    repeats what the page is about, while a sentence may still say it as part of the answer."""
     best_gain, best = 0.0, None
     base = coverage(terms, covered, weights)
     taken = {(c.unit.chunk.chunk_id, c.unit.start) for c in chosen}
@@ -167,7 +173,7 @@ def _best_addition(
     missing = [t for t, _ in weighed if t not in covered]
     for candidate in scored:  # already in preference order, so ">" keeps the tie-break
         unit = candidate.unit
-        adds = candidate.covered
+        adds = candidate.covered - subject if unit.code and subject else candidate.covered
         if not any(t in adds for t in missing):
             continue
         if (unit.chunk.chunk_id, unit.start) in taken or any(
