@@ -341,6 +341,15 @@ def test_a_code_line_is_not_added_for_the_name_of_the_tool_its_page_is_about() -
         "Set `maxSteam` to bound the steam level of every recipe."]
 
 
+def test_a_chinese_question_with_words_of_context_is_answered_by_the_sentence_it_asks_for() -> None:
+    answer = "发送失败时，客户端会自动重试，重试次数由 retryTimes 参数控制，默认为 3。"
+    hit = make_hit("client#1", answer + "\n\n日志默认写入 logs 目录。\n",
+                   heading="客户端配置", title="客户端", source="client.md")
+    question = ("我们这边的客户端在发送失败以后，我想让它能够多重试几次，"
+                "这个时候应该去改哪个参数呢？")
+    assert quotes(question, [hit]) == [answer]
+
+
 def test_links_only() -> None:
     assert links_only("- [Retry budget design notes](https://example.org/notes/retry)")
     assert links_only("> https://example.org/frob/issues/12")

@@ -60,6 +60,16 @@ def test_chinese_uses_jieba_search_mode_and_drops_function_words() -> None:
     assert "的" not in tokens and "。" not in tokens
 
 
+def test_a_chinese_question_asked_as_to_a_colleague_keeps_only_its_topic_words() -> None:
+    # Pronouns, modal verbs and words of position and time are stop words, as "we", "should"
+    # and "after" are in English: otherwise each weighs as a rare word no answer holds.
+    tokens = set(analyze("我们这边的客户端在发送失败以后，我想让它能够多重试几次，"
+                         "这个时候应该去改哪个参数呢？"))
+    assert {"客户端", "发送", "失败", "参数"} <= tokens
+    assert not tokens & {"我们", "这边", "以后", "我", "想", "让", "它", "能够", "这个", "时候",
+                         "应该", "呢"}
+
+
 def test_chinese_query_matches_chinese_text() -> None:
     query = analyze("运费多久能退回？")
     text = analyze("取消订单后，运费会在三个工作日内退回原账户。")

@@ -56,10 +56,24 @@ _ENGLISH_STOP_TEXT = """
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(_ENGLISH_STOP_TEXT.split())
 
 # Chinese function words and question words: frequent, carry no topic, and would make
-# unrelated chunks match every question.
+# unrelated chunks match every question. The same kinds of word as the English list:
+# pronouns, demonstratives, particles, prepositions and conjunctions, auxiliaries and modal
+# verbs, degree adverbs, "a"/"some", and the words of position and time that English says
+# with prepositions (上, 里, 时, 以后). A question asked as one asks a colleague ("我在机器上
+# 想用…的时候，可以…吗") is mostly such words, and each would otherwise weigh as a rare term no
+# answering sentence holds.
 _CHINESE_STOP_TEXT = (
     "的 了 是 在 和 与 及 或 等 吗 呢 啊 把 被 就 都 也 还 这 那 个 之 其 而 于 对 "
-    "吧 什么 怎么 如何 哪些 为什么"
+    "吧 什么 怎么 如何 哪些 为什么 "
+    "我 我们 你 你们 您 他 他们 她 她们 它 它们 咱们 大家 自己 "
+    "这个 那个 这些 那些 这样 那样 这么 那么 这里 那里 这儿 那儿 此 "
+    "地 得 着 过 呀 嘛 吧 哦 么 啦 "
+    "从 向 往 给 让 跟 对于 关于 以及 或者 并且 而且 但 但是 可是 如果 因为 所以 然后 "
+    "虽然 即使 还是 又 再 才 只 只是 就是 已经 一直 正在 很 太 更 非常 比较 "
+    "能 能够 可以 可 会 要 应该 应 想 需 "
+    "有 没 没有 "
+    "一个 一些 一下 一点 任何 每 每个 所有 其他 这边 那边 "
+    "上 下 里 中 时 时候 以后 之后 以前 之前"
 )
 CHINESE_STOPWORDS: frozenset[str] = frozenset(_CHINESE_STOP_TEXT.split())
 
