@@ -153,7 +153,7 @@ def _best_addition(
     covered: set[str],
     scored: list[Scored],
     chosen: list[Scored],
-    subject: frozenset[str] = frozenset(),
+    subject: frozenset[str],
 ) -> tuple[float, Scored | None]:
     """The unit adding the most of the question's term weight to ``covered``, and that gain.
     A line of code gains nothing by the words of ``subject``, the first quote's heading

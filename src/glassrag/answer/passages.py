@@ -162,17 +162,17 @@ def shapes(text: str) -> tuple[Shape, ...]:
     # Each sentence's word pairs, shared by the units holding it (a pair unit adds the pair
     # that joins its two sentences).
     pairs = [term_pairs(p.tokens) for p in parts]
+    # A sentence that is only links points to another page and says nothing itself.
+    quotable = [not p.heading and bool(p.terms) and not links_only(text[p.start : p.end])
+                for p in parts]
     out: list[Shape] = []
     for index, sentence in enumerate(parts):
-        if sentence.heading or not sentence.terms:
+        if not quotable[index]:
             continue
-        if links_only(text[sentence.start : sentence.end]):
-            continue  # a pointer to another page
         if sentence.code and lone_code(text, parts, index):
             continue  # quoted with the sentence that introduces it, never alone
         following = parts[index + 1] if index + 1 < len(parts) else None
-        if following is not None and (following.heading or not following.terms
-                                      or links_only(text[following.start : following.end])):
+        if following is not None and not quotable[index + 1]:
             following = None
         if sentence.asks:
             # A question in the documents is quoted with its answer, never alone.
