@@ -683,3 +683,40 @@ def test_the_quantity_may_be_in_the_block_a_quote_introduces() -> None:
     question = "新しいパッケージでは debhelper の互換性レベルをいくつに設定しますか？"
     assert asks_count(question)
     assert quotes(question, [hit])[-1].endswith("$ echo 13 > debian/compat")
+
+
+def test_a_sentence_naming_what_follows_brings_the_code_block_after_it() -> None:
+    # "the following command." / "以下のコマンド…。" / "如下命令。" point at the code below them
+    # as a sentence ending in ":" does, across a blank line.
+    for sentence in ("Run the following\ncommand to check every page of the site.",
+                     "以下のコマンドを実行すると、サイトの全ページが検査されます。",
+                     "执行如下命令，即可检查站点的全部页面。"):
+        text = f"{sentence}\n\n```\nlinkcheck --all\n```\n\nOther prose."
+        end = text.index("\n\n")
+        assert text[:introduced_end(text, end)].endswith("linkcheck --all\n```")
+    japanese = ("テストの準備ができました。以下のコマンドを実行すると、"
+                "付属のテストが全て実行されます。\n\n```\nrake spec\n```\n")
+    hit = make_hit("test#2", japanese, heading="テスト")
+    assert quotes("付属のテストを全部実行するコマンドは？", [hit])[0].endswith("rake spec\n```")
+
+
+def test_a_sentence_not_pointing_ahead_brings_nothing_without_a_colon() -> None:
+    # Without ":" or a word naming what follows, the block after a sentence is not its own;
+    # nor is a paragraph or a list, which only ":" introduces.
+    text = "The checker reads every page.\n\n```\nlinkcheck --all\n```\n"
+    assert introduced_end(text, text.index("\n")) == text.index("\n")
+    text = "The options are described below.\n\n- `--all`: every page\n"
+    assert introduced_end(text, text.index("\n")) == text.index("\n")
+
+
+def test_a_rest_link_target_introduces_nothing_and_a_block_stops_at_the_next_title() -> None:
+    rst = (".. _changes_42:\n\nVersion 4.2 — 2016-07-26\n------------------------\n\n"
+           "- Options given on the command line are not passed to subprocesses.\n")
+    assert [rst[s.start:s.end] for s in sentences(rst) if s.tokens] == [
+        "Version 4.2 — 2016-07-26",
+        "- Options given on the command line are not passed to subprocesses."]
+    hit = make_hit("changes#64", rst, heading="Version 4.2 — 2016-07-26")
+    assert quotes("Are command line options passed to subprocesses?", [hit]) == [
+        "- Options given on the command line are not passed to subprocesses."]
+    listed = "The levels are:\n\n- low\n- high\n\nVersion 4.1\n-----------\n\nOlder notes.\n"
+    assert listed[:introduced_end(listed, listed.index(":") + 1)].endswith("- high")

@@ -211,15 +211,20 @@ def introduced_end(text: str, end: int) -> int:
     A sentence ending in ":" (or "：") introduces what follows it: a code block (to its
     closing fence), a list or table (to the first blank line after which neither an item nor
     a line indented deeper than the sentence follows), or an indented block such as a reST
-    directive's body. Cut at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
+    directive's body; a sentence naming what follows ("the following command.", 以下, 如下)
+    introduces a fenced code block only. The block ends before the next section's title. Cut
+    at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
     """
-    if not _introduces(text, end):
+    colon = _introduces(text, end)
+    if not colon and not _points_ahead(text, end):
         return end
     lines = _lines_after(text, end)
     if not lines:
         return end
     first = text[lines[0][0] : lines[0][1]]
     fence = _FENCE.match(first)
+    if not colon and (fence is None or fence.group(1)[0] == ":"):
+        return end  # "run the following command." introduces a code block, nothing else
     line_start = text.rfind("\n", 0, end) + 1
     base = _indent_at(text, line_start)
     if _BARE_FIELD.match(text, line_start, end) and _indent_at(text, lines[0][0]) <= base:
@@ -243,10 +248,38 @@ def introduced_end(text: str, end: int) -> int:
                                          or _indent_at(text, following[0]) > base):
                 break
             continue
-        if index and _ATX_HEADING.match(line):
-            break
+        if index and (_ATX_HEADING.match(line)
+                      or index + 1 < len(lines) and _underlines(text, line, lines[index + 1])):
+            break  # the next section's title
         stop = b
     return stop
+
+
+# A sentence pointing at what follows it ("run the following command.", "以下のコマンドを実行
+# します。", "执行如下命令。"): it introduces a code block as a sentence ending in ":" does.
+_POINTS_AHEAD = re.compile(r"\b(?:following|below|as follows)\b|\u4ee5\u4e0b|\u6b21\u306e|"
+                           r"\u4e0b\u8a18|\u5982\u4e0b|\u4e0b\u9762|\u4e0b\u5217", re.IGNORECASE)
+_SENTENCE_STOP = re.compile(r"[.!?](?=\s)|[\u3002\uff01\uff1f]|\n[ \t]*\n")
+
+
+def _points_ahead(text: str, end: int) -> bool:
+    """Whether the sentence ending at ``end`` names what follows it (:data:`_POINTS_AHEAD`)."""
+    stop = end
+    while stop > 0 and text[stop - 1] in " \t\u3002.":
+        stop -= 1
+    begin = max((m.end() for m in _SENTENCE_STOP.finditer(text, max(0, stop - 400), stop)),
+                default=max(0, stop - 400))
+    return _POINTS_AHEAD.search(text, begin, stop) is not None
+
+
+def _underlines(text: str, line: str, below: tuple[int, int]) -> bool:
+    """Whether the line ``below`` underlines ``line`` as a reST section title: an adornment
+    at least as long as the title (a shorter run of backticks, tildes or colons closes a
+    fence or container)."""
+    adornment = _ADORNMENT.match(text, below[0], below[1])
+    return bool(line.strip()) and adornment is not None and (
+        adornment.group(1) not in _FENCE_CHARACTERS
+        or len(text[below[0]:below[1]].strip()) >= len(line.strip()))
 
 
 def _introduces(text: str, end: int) -> bool:

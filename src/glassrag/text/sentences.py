@@ -96,6 +96,7 @@ _MARKUP = (
     r"|export[ \t]+(?:(?:const|let|var)[ \t]+[\w$]+[ \t]*="  # MDX export of a declaration
     r"|(?:default[ \t]+)?(?:async[ \t]+)?function[ \t]+[\w$]+[ \t]*\().*$"
     r"|={3}[!+]?[ \t]+\"[^\"\n]*\"[ \t]*$"          # MkDocs content tab (=== "Python")
+    r"|\.\.[ \t]+_[^:\n]*:(?:[ \t]+\S+)?[ \t]*$"      # reST link target (.. _install:)
 )
 _MARKUP_LINE = re.compile(rf"[ \t]*(?:{_MARKUP})")
 # A line that is a block of its own: nothing before it continues into it, nor it into
