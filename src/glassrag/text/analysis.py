@@ -391,12 +391,19 @@ def _runs(text: str) -> list[tuple[str, str, list[str]]]:
     return runs
 
 
+# A backslash-escaped ASCII punctuation character (Markdown's ``enable\_js``, ``\*args``, as
+# converters from HTML write them): the character itself, so the name is one identifier.
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
 def analyze(text: str) -> list[str]:
     """Return the index/query terms of ``text`` in order, duplicates kept.
 
     >>> analyze("Refunds are returned within 5 days")
     ['refund', 'return', 'within', '5', 'day']
     """
+    if "\\" in text:
+        text = _ESCAPED.sub(r"\1", text)
     if text.isascii():
         return _ascii_english(text) + _compounds(text)
     extra = _compounds(_identifier_text(text))
