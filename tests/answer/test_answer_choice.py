@@ -720,3 +720,35 @@ def test_a_rest_link_target_introduces_nothing_and_a_block_stops_at_the_next_tit
         "- Options given on the command line are not passed to subprocesses."]
     listed = "The levels are:\n\n- low\n- high\n\nVersion 4.1\n-----------\n\nOlder notes.\n"
     assert listed[:introduced_end(listed, listed.index(":") + 1)].endswith("- high")
+
+
+def test_a_row_of_a_table_with_a_default_column_states_its_default() -> None:
+    # Asked for a default, a row of a props table gives it in its "default" column without
+    # saying the word; a row whose description says "default" has no better claim to it.
+    cases = [("| Prop | Description | Type | Default |",
+              "|defaultIndex|the item selected by default|Number|`0`|",
+              "|maxHeight|the most height; it scrolls beyond it|Number|`400`|",
+              "By default, how tall may the sheet panel grow before its content scrolls?"),
+             ("|属性|说明|类型|默认值|",
+              "|defaultIndex|默认选中项|Number|`0`|",
+              "|maxHeight|面板最高高度, 超出后可滚动|Number|`400`|",
+              "动作面板默认超过多高之后就变成可滚动的？")]
+    for header, other, row, question in cases:
+        text = f"{header}\n|---|---|---|---|\n{other}\n{row}\n"
+        hit = make_hit("sheet#3", text, heading="ActionSheet › Props")
+        draft = extractive_answer(question, [hit])
+        best = draft.notes["sentences"][0]  # type: ignore[index]
+        assert text[best["start"]:best["end"]] == row
+
+
+def test_a_table_row_is_not_joined_by_a_quote_adding_only_its_header_words() -> None:
+    # The row's header says "默认值" for it: the header line, which adds only that word,
+    # is no second quote.
+    text = ("| 参数名 | 默认值 | 说明 |\n| --- | --- | --- |\n"
+            "| listenPort | 7300 | 中继监听客户端连接的端口 |\n"
+            "| relayAddr | null | 上游中继地址 |\n"
+            "| relayName | null | 中继名称 |\n| relayId | 0 | 中继编号，0 表示主节点 |\n"
+            "| dataDir | $HOME/relay | 数据存放目录 |\n| logDir | $HOME/logs | 日志目录 |\n")
+    hit = make_hit("relay#4", text, heading="中继配置")
+    assert quotes("中继默认监听哪个端口？", [hit]) == [
+        "| listenPort | 7300 | 中继监听客户端连接的端口 |"]

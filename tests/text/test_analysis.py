@@ -162,6 +162,15 @@ def test_an_identifier_is_a_token_whole_as_well_as_in_parts() -> None:
     assert {"context.call_on_close", "call_on_close", "starlette.config"} <= set(dotted)
 
 
+def test_a_backslash_escaped_character_is_read_as_itself() -> None:
+    # Markdown written by converters from HTML escapes underscores and asterisks in prose:
+    # ``enable\_js`` is the identifier enable_js, as a reader sees it and a question names it.
+    assert analyze("Call enable\\_js(script\\_name) once.") == analyze(
+        "Call enable_js(script_name) once.")
+    assert "enable_js" in analyze("プラグインで enable\\_js を使う")
+    assert analyze("a \\*args list") == analyze("a *args list")
+
+
 def test_camel_case_words_also_give_their_stemmed_parts() -> None:
     tokens = analyze("Use RedirectResponse, not HTTPSRedirectMiddleware")
     assert {"redirectrespons", "redirect", "respons"} <= set(tokens)

@@ -106,7 +106,8 @@ def extractive_answer(
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
                      notes=notes)
     chosen = [first]
-    covered = set(first.covered)
+    # A table row's header words are the row's: a further row repeats "Default" only.
+    covered = set(first.covered) | first.unit.context
     subject = heading_terms(first.unit.chunk)
     value = value_for(question, first, scored) if settings.max_sentences > 1 else None
     if value is not None:

@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glassrag.answer.passages import Unit, heading_terms, term_pairs
-from glassrag.answer.values import asks_default, of_kind, seeks_literal, states_default
+from glassrag.answer.structure import line_contexts, line_starts
+from glassrag.answer.values import (
+    asks_default,
+    names_default,
+    of_kind,
+    seeks_literal,
+    states_default,
+)
 from glassrag.text.analysis import analyze, is_particle, is_question_word, unique_terms
 
 # A question term found only in a unit's heading path or document title counts this much of
@@ -197,6 +204,28 @@ def _shares_words(terms: list[str], held: frozenset[str], heading: frozenset[str
     return count >= needed
 
 
+@functools.lru_cache(maxsize=256)
+def _default_rows(text: str) -> frozenset[int]:
+    """Where the table rows of ``text`` start whose header names a column of defaults
+    ("| Option | Default |", "|属性|说明|默认值|"): each such row states its option's default
+    in that column, whether or not its own words say "default"."""
+    if "|" not in text:
+        return frozenset()
+    starts = line_starts(text)
+    return frozenset(starts[line] for line, found in line_contexts(text).items()
+                     if found.name is None
+                     and any(names_default(text[a:b]) for a, b in found.about))
+
+
+def states_default_of(unit: Unit) -> bool:
+    """Whether ``unit`` states a default: in its words (:func:`~glassrag.answer.values.
+    states_default`), or as a row of a table whose header names a column of defaults."""
+    text = unit.chunk.text
+    if states_default(text[unit.start : unit.end]):
+        return True
+    return bool(unit.context) and text.rfind("\n", 0, unit.start) + 1 in _default_rows(text)
+
+
 def ranked(question: str, terms: list[str], weights: dict[str, float],
             candidates: Sequence[Unit]) -> list[Scored]:
     """The candidates scored (:func:`_scored`), in preference order."""
@@ -211,7 +240,7 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     return sorted(
         (_scored(question_asked, c, *contexts[c.chunk.chunk_id],
                  valued and new_literal(c, asked),
-                 default and states_default(c.chunk.text[c.start:c.end]))
+                 default and states_default_of(c))
          for c in candidates),
         # A unit holding none of the question's words itself (its heading path does) comes
         # after every unit that holds some: in a section titled with the question's words, a

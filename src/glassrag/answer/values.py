@@ -218,6 +218,12 @@ _SIGNATURE_DEFAULT = re.compile(
     r"(?:`|\bdef[ \t]+)[\w.]+\((?:[^()\n`]*?[,(\s])?\w+[ \t]*=[ \t]*[^\s,()=`][^,()\n`]*[,)]")
 
 
+def names_default(text: str) -> bool:
+    """Whether ``text`` says "default" (default, 默认, デフォルト, 既定): a table header with
+    a column of defaults."""
+    return _DEFAULT.search(text) is not None
+
+
 def states_default(text: str) -> bool:
     """Whether ``text`` gives a default value: the word "default" followed, within
     :data:`DEFAULT_REACH` characters of the same sentence, by a literal value, or a signature
