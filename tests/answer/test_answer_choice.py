@@ -752,3 +752,18 @@ def test_a_table_row_is_not_joined_by_a_quote_adding_only_its_header_words() -> 
     hit = make_hit("relay#4", text, heading="中继配置")
     assert quotes("中继默认监听哪个端口？", [hit]) == [
         "| listenPort | 7300 | 中继监听客户端连接的端口 |"]
+
+
+def test_a_yes_no_question_gets_the_short_verdict_beside_the_sentence_with_its_words() -> None:
+    # The verdict is the short sentence next to the one holding the question's words; a
+    # question asking who or what is answered by that sentence alone.
+    text = "Tagging is optional. Whether a storage class supports tagging is up to its author.\n"
+    hit = make_hit("io#2", text, heading="Writing a storage class")
+    assert quotes("Does my storage class have to support tagging?", [hit]) == [text.strip()]
+    assert quotes("Who decides whether a storage class supports tagging?", [hit]) == [
+        "Whether a storage class supports tagging is up to its author."]
+    japanese = ("カテゴリ機能の実装は必須ではありません。"
+                "対応させるかどうかは IO クラスの作者が判断します。\n")
+    hit = make_hit("io#3", japanese, heading="IO クラスの作り方")
+    assert quotes("IO クラスはカテゴリ機能に必ず対応させないといけませんか？", [hit]) == [
+        japanese.strip()]
