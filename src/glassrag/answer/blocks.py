@@ -136,13 +136,8 @@ def is_heading(text: str, start: int, end: int, line_start: int) -> bool:
     if text[end:line_end].strip() or (above.strip() and not _ADORNMENT.match(above)):
         return False
     next_end = text.find("\n", line_end + 1)
-    underline = text[line_end + 1 : next_end if next_end >= 0 else len(text)]
-    adornment = _ADORNMENT.match(underline)
-    if adornment is None:
-        return False
-    # A run of backticks, tildes or colons shorter than the line above closes a Markdown
-    # fence or container around it; a reST underline is as long as its title.
-    return adornment.group(1) not in _FENCE_CHARACTERS or len(underline.strip()) >= end - start
+    return _underlines(text, text[start:end],
+                       (line_end + 1, next_end if next_end >= 0 else len(text)))
 
 
 def title_span(text: str, heading: Sentence) -> tuple[int, int] | None:
@@ -273,9 +268,9 @@ def _points_ahead(text: str, end: int) -> bool:
 
 
 def _underlines(text: str, line: str, below: tuple[int, int]) -> bool:
-    """Whether the line ``below`` underlines ``line`` as a reST section title: an adornment
-    at least as long as the title (a shorter run of backticks, tildes or colons closes a
-    fence or container)."""
+    """Whether the line at ``below`` (its start and end in ``text``) underlines ``line`` as a
+    section title. A run of backticks, tildes or colons shorter than the line above closes a
+    Markdown fence or container around it; a reST underline is as long as its title."""
     adornment = _ADORNMENT.match(text, below[0], below[1])
     return bool(line.strip()) and adornment is not None and (
         adornment.group(1) not in _FENCE_CHARACTERS

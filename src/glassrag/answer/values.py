@@ -245,19 +245,19 @@ def has_literal(text: str) -> bool:
     return _LITERAL.search(text) is not None
 
 
+# Who and why (谁, 为什么, 誰, なぜ, どうして): open questions seeks_literal does not count.
+_ASKS_WHO_OR_WHY = re.compile(r"\b(?:who|whom|whose|why)\b|\u8c01|\u4e3a\u4ec0\u4e48|"
+                              r"\u8ab0|\u306a\u305c|\u3069\u3046\u3057\u3066", re.IGNORECASE)
+
+
 def asks_yes_no(question: str) -> bool:
     """Whether ``question`` is asked as a question ("?", "？", a closing か or 吗) and asks
-    neither what, which, how, where nor the default (:func:`seeks_literal`): a yes/no
-    question, answered by a verdict ("No, …", "必須ではありません")."""
+    neither what, which, how, where, who, why nor the default (:func:`seeks_literal`): a
+    yes/no question, answered by a verdict ("No, …", "必須ではありません")."""
     end = question.rstrip().rstrip("?\uff1f").rstrip()
     asked = end != question.rstrip() or end.endswith(("\u304b", "\u5417"))
     return (asked and not seeks_literal(question)
             and _ASKS_WHO_OR_WHY.search(question) is None)
-
-
-# Who and why (谁, 为什么, 誰, なぜ, どうして): open questions seeks_literal does not count.
-_ASKS_WHO_OR_WHY = re.compile(r"\b(?:who|whom|whose|why)\b|\u8c01|\u4e3a\u4ec0\u4e48|"
-                              r"\u8ab0|\u306a\u305c|\u3069\u3046\u3057\u3066", re.IGNORECASE)
 
 
 def seeks_literal(question: str) -> bool:
