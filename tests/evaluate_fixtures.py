@@ -8,7 +8,7 @@ from conftest import write_jsonl
 
 CORPUS = [
     {"_id": "tesla_p0", "title": "Nikola_Tesla",
-     "text": "Nikola Tesla was born in Smiljan in 1856. Tesla financed his work with his "
+     "text": "Nikola Tesla was born in Smiljan in 1856.\n\nTesla financed his work with his "
              "patents."},
     {"_id": "eiffel_p0", "title": "Eiffel_Tower",
      "text": "The Eiffel Tower stands in Paris. The tower was finished in 1889."},
@@ -24,7 +24,8 @@ QUESTIONS = [
     ("q4", "What colour is the cafeteria menu?", "eiffel_p0", ["blue"]),
     ("q5", "Where was Nikola Tesla born?", "eiffel_p0", ["SMILJAN"]),  # answer right, doc not
     ("q6", "How did Tesla finance his work?", "tesla_p0", ["lottery"]),
-    # A yes/no question: the quote is the one sentence it asks about, not the value beside it.
+    # A yes/no question: the quote is the one sentence it asks about, not the value in the
+    # paragraph before it.
     ("q7", "Did Tesla finance his work with patents?", "tesla_p0", ["Smiljan"]),
 ]
 
