@@ -21,6 +21,7 @@ from glassrag.answer.semantic import semantic_answer
 from glassrag.answer.values import (
     asks_count,
     asks_default,
+    asks_yes_no,
     has_literal,
     lacks_quantity,
     literals,
@@ -752,6 +753,16 @@ def test_a_table_row_is_not_joined_by_a_quote_adding_only_its_header_words() -> 
     hit = make_hit("relay#4", text, heading="中继配置")
     assert quotes("中继默认监听哪个端口？", [hit]) == [
         "| listenPort | 7300 | 中继监听客户端连接的端口 |"]
+
+
+def test_a_yes_no_question_is_told_from_an_open_one_in_each_language() -> None:
+    for question in ("Does my storage class have to support tagging?",
+                     "カテゴリ機能には必ず対応させないといけませんか？",
+                     "批量消息可以设置成延迟消息吗？", "监听器能不能一次拿到多条消息？"):
+        assert asks_yes_no(question), question
+    for question in ("Who decides whether a class supports tagging?", "tagging support",
+                     "乔许·哈却森的职业是？", "タグはどこで設定しますか？", "怎么设置延迟消息？"):
+        assert not asks_yes_no(question), question
 
 
 def test_a_yes_no_question_gets_the_short_verdict_beside_the_sentence_with_its_words() -> None:

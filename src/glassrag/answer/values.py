@@ -250,14 +250,27 @@ _ASKS_WHO_OR_WHY = re.compile(r"\b(?:who|whom|whose|why)\b|\u8c01|\u4e3a\u4ec0\u
                               r"\u8ab0|\u306a\u305c|\u3069\u3046\u3057\u3066", re.IGNORECASE)
 
 
+# How a Chinese question asks yes or no: a closing 吗 or 么, or A-not-A (是不是, 能不能, 有没有)
+# and 是否, 能否, 可否. One without them ("…的职业是？") asks what, without saying 什么.
+_CHINESE_YES_NO = re.compile(r"[\u5417\u4e48]\s*[?\uff1f]?\s*$|(.)[\u4e0d\u6ca1]\1"
+                             r"|[\u662f\u80fd\u53ef]\u5426")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
 def asks_yes_no(question: str) -> bool:
-    """Whether ``question`` is asked as a question ("?", "？", a closing か or 吗) and asks
-    neither what, which, how, where, who, why nor the default (:func:`seeks_literal`): a
-    yes/no question, answered by a verdict ("No, …", "必須ではありません")."""
+    """Whether ``question`` asks yes or no: asked as a question ("?" in English, a closing
+    か in Japanese, 吗 or A-not-A in Chinese), asking neither what, which, how, where, who,
+    why nor the default (:func:`seeks_literal`). Its answer is a verdict ("No, …",
+    "必須ではありません")."""
+    if seeks_literal(question) or _ASKS_WHO_OR_WHY.search(question) is not None:
+        return False
     end = question.rstrip().rstrip("?\uff1f").rstrip()
-    asked = end != question.rstrip() or end.endswith(("\u304b", "\u5417"))
-    return (asked and not seeks_literal(question)
-            and _ASKS_WHO_OR_WHY.search(question) is None)
+    if _KANA.search(question):
+        return end.endswith("\u304b")
+    if _HAN.search(question):
+        return _CHINESE_YES_NO.search(question) is not None
+    return end != question.rstrip()
 
 
 def seeks_literal(question: str) -> bool:
