@@ -211,15 +211,13 @@ def introduced_end(text: str, end: int) -> int:
     at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
     """
     colon = _introduces(text, end)
-    if not colon and not _points_ahead(text, end):
-        return end
+    if not colon and not (_FENCE_NEXT.match(text, end) and _points_ahead(text, end)):
+        return end  # "run the following command." introduces a code block, nothing else
     lines = _lines_after(text, end)
     if not lines:
         return end
     first = text[lines[0][0] : lines[0][1]]
     fence = _FENCE.match(first)
-    if not colon and (fence is None or fence.group(1)[0] == ":"):
-        return end  # "run the following command." introduces a code block, nothing else
     line_start = text.rfind("\n", 0, end) + 1
     base = _indent_at(text, line_start)
     if _BARE_FIELD.match(text, line_start, end) and _indent_at(text, lines[0][0]) <= base:
@@ -254,6 +252,8 @@ def introduced_end(text: str, end: int) -> int:
 # します。", "执行如下命令。"): it introduces a code block as a sentence ending in ":" does.
 _POINTS_AHEAD = re.compile(r"\b(?:following|below|as follows)\b|\u4ee5\u4e0b|\u6b21\u306e|"
                            r"\u4e0b\u8a18|\u5982\u4e0b|\u4e0b\u9762|\u4e0b\u5217", re.IGNORECASE)
+# A fenced code block on the first non-blank line after the one holding a sentence's end.
+_FENCE_NEXT = re.compile(r"[^\n]*\n(?:[^\S\n]*\n)*[ \t]*(?:`{3,}|~{3,})")
 _SENTENCE_STOP = re.compile(r"[.!?](?=\s)|[\u3002\uff01\uff1f]|\n[ \t]*\n")
 
 

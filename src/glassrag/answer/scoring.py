@@ -13,7 +13,7 @@ import functools
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from glassrag.answer.passages import Unit, heading_terms, term_pairs
 from glassrag.answer.structure import line_contexts, line_starts
@@ -128,17 +128,18 @@ class _Asked:
     alike: frozenset[str]  # the candidates' Latin words that start as one of latin does
     needed: int  # question terms a unit must share (_shares_words)
     pairs: frozenset[tuple[str, str]]
+    yes_no: bool = False  # asks_yes_no: a short pair goes before its sentences alone
 
     @classmethod
     def of(cls, terms: list[str], weights: dict[str, float], pairs: frozenset[tuple[str, str]],
-           candidates: Sequence[Unit]) -> _Asked:
+           candidates: Sequence[Unit], yes_no: bool = False) -> _Asked:
         latin = [t for t in terms if len(t) >= 5 and t.isascii() and t.isalpha()]
         starts = {t[:5] for t in latin}
         alike = frozenset(w for w in set().union(*(c.terms for c in candidates))
                           if w[:5] in starts and len(w) >= 5 and w.isascii() and w.isalpha()
                           ) if starts else frozenset()
         return cls(terms, weights, sum(weights[t] for t in terms) or 1.0, latin, alike,
-                   min(2, len(terms)), pairs)
+                   min(2, len(terms)), pairs, yes_no)
 
     def short_or_long(self, words: frozenset[str]) -> frozenset[str]:
         """:func:`~glassrag.text.vocabulary.written_short_or_long` of the question's terms in
@@ -178,7 +179,10 @@ def _scored(asked: _Asked, unit: Unit, heading: frozenset[str], context: frozens
         preference += LITERAL_BONUS
     if stated_default:
         preference += DEFAULT_BONUS
-    preference -= STANDING_WEIGHT * (1.0 - unit.standing) + PAIR_PENALTY * (unit.size - 1)
+    pair_cost = PAIR_PENALTY
+    if asked.yes_no and unit.size == 2 and unit.end - unit.start <= SHORT_PAIR_CHARS:
+        pair_cost = -SHORT_PAIR_BONUS
+    preference -= STANDING_WEIGHT * (1.0 - unit.standing) + pair_cost * (unit.size - 1)
     if asked.pairs:
         preference += PHRASE_WEIGHT * len(asked.pairs & unit.pairs) / len(asked.pairs)
     # Covered: the unit's terms and the question's terms it writes short or long; a new set
@@ -242,12 +246,11 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     default = valued and asks_default(question)
     contexts = _contexts(candidates)
     question_asked = _Asked.of(terms, weights, term_pairs(_question_tokens(question)),
-                               candidates)
-    scored = [_scored(question_asked, c, *contexts[c.chunk.chunk_id],
-                      valued and new_literal(c, asked), default and states_default_of(c))
-              for c in candidates]
+                               candidates, asks_yes_no(question))
     return sorted(
-        _short_pairs_first(scored) if asks_yes_no(question) else scored,
+        (_scored(question_asked, c, *contexts[c.chunk.chunk_id],
+                 valued and new_literal(c, asked), default and states_default_of(c))
+         for c in candidates),
         # A unit holding none of the question's words itself (its heading path does) comes
         # after every unit that holds some: in a section titled with the question's words, a
         # bare ".. versionadded:: 3.22" line covers the question as well as the sentence
@@ -256,14 +259,6 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
         key=lambda s: (not s.own, -round(s.preference, 9), s.unit.hit_index,
                        s.unit.sentence_index, s.unit.size),
     )
-
-
-def _short_pairs_first(scored: list[Scored]) -> list[Scored]:
-    """``scored`` with each pair of sentences within :data:`SHORT_PAIR_CHARS` preferred to
-    its sentences alone by :data:`SHORT_PAIR_BONUS`."""
-    return [replace(s, preference=s.preference + PAIR_PENALTY + SHORT_PAIR_BONUS)
-            if s.unit.size == 2 and s.unit.end - s.unit.start <= SHORT_PAIR_CHARS else s
-            for s in scored]
 
 
 def new_literal(unit: Unit, asked: str, kind: str = "any", titled: bool = True) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from glassrag.text.analysis import has_han, has_kana
+
 # A literal value: inline code, a number (not a list marker), a quoted string, a flag.
 _LITERAL = re.compile(
     # reST's inline literal is ``double``: read as one value, not as the text between two.
@@ -254,8 +256,6 @@ _ASKS_WHO_OR_WHY = re.compile(r"\b(?:who|whom|whose|why)\b|\u8c01|\u4e3a\u4ec0\u
 # and 是否, 能否, 可否. One without them ("…的职业是？") asks what, without saying 什么.
 _CHINESE_YES_NO = re.compile(r"[\u5417\u4e48]\s*[?\uff1f]?\s*$|(.)[\u4e0d\u6ca1]\1"
                              r"|[\u662f\u80fd\u53ef]\u5426")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def asks_yes_no(question: str) -> bool:
@@ -266,9 +266,9 @@ def asks_yes_no(question: str) -> bool:
     if seeks_literal(question) or _ASKS_WHO_OR_WHY.search(question) is not None:
         return False
     end = question.rstrip().rstrip("?\uff1f").rstrip()
-    if _KANA.search(question):
+    if has_kana(question):
         return end.endswith("\u304b")
-    if _HAN.search(question):
+    if has_han(question):
         return _CHINESE_YES_NO.search(question) is not None
     return end != question.rstrip()
 

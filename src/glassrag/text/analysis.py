@@ -85,6 +85,7 @@ _HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af"
 _WORD_RE = re.compile(r"[^\W_]+")  # letters and digits; '_' and punctuation split words
 _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # the same on lowercased ASCII, but faster
 _KANA_RE = re.compile(f"[{_KANA}]")
+_HAN_RE = re.compile(f"[{_HAN}]")
 _CJK_ANY_RE = re.compile(f"[{_HAN}{_KANA}{_HANGUL}]")
 _RUN_RE = re.compile(f"([{_HAN}{_KANA}]+)|([{_HANGUL}]+)|([^{_HAN}{_KANA}{_HANGUL}]+)")
 # One letter per character of a Japanese run: h(iragana), k(atakana) or c (kanji).
@@ -318,6 +319,16 @@ def has_cjk(text: str) -> bool:
     return _CJK_ANY_RE.search(text) is not None
 
 
+def has_kana(text: str) -> bool:
+    """Whether ``text`` holds a kana character: Japanese, as Chinese text never does."""
+    return _KANA_RE.search(text) is not None
+
+
+def has_han(text: str) -> bool:
+    """Whether ``text`` holds a Han character (Chinese, or Japanese kanji)."""
+    return _HAN_RE.search(text) is not None
+
+
 def identifiers(text: str) -> list[str]:
     """The identifiers ``text`` writes, as written (``cache_size``, ``CliRunner``,
     ``click.Choice``): the shapes :func:`name_terms` counts as names, before analysis."""
@@ -376,7 +387,7 @@ def _latin_tokens(text: str) -> list[str]:
 
 
 def _runs(text: str) -> list[tuple[str, str, list[str]]]:
-    japanese = _KANA_RE.search(text) is not None
+    japanese = has_kana(text)
     runs: list[tuple[str, str, list[str]]] = []
     for cjk, hangul, rest in _RUN_RE.findall(text):
         if cjk:
