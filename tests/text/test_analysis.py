@@ -179,6 +179,14 @@ def test_camel_case_words_also_give_their_stemmed_parts() -> None:
     assert {"jsonrespons", "json", "respons"} <= set(analyze("JSONResponse"))
 
 
+def test_an_acronym_plural_is_one_word_not_an_acronym_and_a_capitalised_word() -> None:
+    # "URLs" is "url", not also "ur" and "ls": those match nothing the text means, and
+    # weigh as a question's rarest words because no answer holds them.
+    assert analyze("download snippets from URLs") == analyze("download snippets from url")
+    assert analyze("APIs and IDs") == ["api", "id"]
+    assert {"geturl", "get", "url"} == set(analyze("getURLs"))
+    assert {"jsonrespons", "json", "respons"} <= set(analyze("JSONResponse"))  # unchanged
+
 def test_an_identifier_in_japanese_text_is_a_token_too() -> None:
     assert {"--force", "node_modules/.vite"} <= set(
         analyze("`--force` フラグで node_modules/.vite を削除します"))

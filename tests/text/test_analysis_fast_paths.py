@@ -42,12 +42,13 @@ def test_every_ascii_pair_and_triple_hints_as_the_regexes_do() -> None:
                 assert A._may_hold_identifier(text) is expected, text
 
 
-# _COMPOUND_RE as it was written before its leading lookahead.
+# _COMPOUND_RE as it was written before its leading lookahead (an acronym's plural, "URLs",
+# is no capitals-led word in either).
 _COMPOUND_WITHOUT_LOOKAHEAD = re.compile(
     r"(?<![A-Za-z0-9_\-])-{0,2}[A-Za-z0-9]+(?:[_.=/\-]+[A-Za-z0-9]+)+"
     r"|(?<![A-Za-z0-9_\-])--?[A-Za-z0-9][A-Za-z0-9]*"
     r"|(?<![A-Za-z0-9_])[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+"
-    r"|(?<![A-Za-z0-9_])[A-Z]{2,}[a-z][A-Za-z0-9]*"
+    r"|(?<![A-Za-z0-9_])(?![A-Z]{2,}s(?![a-z0-9]))[A-Z]{2,}[a-z][A-Za-z0-9]*"
 )
 
 

@@ -93,6 +93,9 @@ _JA_KIND = str.maketrans({**{chr(c): "h" for c in range(0x3041, 0x30a0)},
                           **{chr(c): "k" for c in range(0x30a1, 0x30fb)},
                           **{chr(c): "k" for c in range(0x30fc, 0x3100)},
                           **{chr(c): "k" for c in range(0x31f0, 0x3200)}})
+# An acronym's plural ("URLs", "APIs", "IDs") is one word, not an acronym and a capitalised
+# word ("UR" and "Ls"), which matches nothing the text means.
+_ACRONYM_PLURAL = r"[A-Z]{2,}s(?![a-z0-9])"
 # Identifier-like tokens, matched on the text before casefolding: words joined by "_", ".",
 # "-", "=" or "/" (with an optional leading "-" or "--"), and camelCase words. Every one
 # starts with "-" or an ASCII letter or digit: the leading lookahead says so, and lets the
@@ -103,10 +106,10 @@ _COMPOUND_RE = re.compile(
     r"(?<![A-Za-z0-9_\-])-{0,2}[A-Za-z0-9]+(?:[_.=/\-]+[A-Za-z0-9]+)+"
     r"|(?<![A-Za-z0-9_\-])--?[A-Za-z0-9][A-Za-z0-9]*"
     r"|(?<![A-Za-z0-9_])[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+"
-    r"|(?<![A-Za-z0-9_])[A-Z]{2,}[a-z][A-Za-z0-9]*"
-    r")"
+    r"|(?<![A-Za-z0-9_])(?!{_ACRONYM_PLURAL})[A-Z]{2,}[a-z][A-Za-z0-9]*"
+    r")".replace("{_ACRONYM_PLURAL}", _ACRONYM_PLURAL)
 )
-_CAMEL_PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+_CAMEL_PART_RE = re.compile(rf"{_ACRONYM_PLURAL}|[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 _CONNECTORS = frozenset("_.=/-")
 # Text with neither has no identifier: the common case, decided by two quick searches (a
 # character class first in the pattern lets the regex engine skip ahead; measured 3-8 times
@@ -132,9 +135,9 @@ _NAME_RE = re.compile(
     r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
     r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
     r"\.(?:[A-Za-z_][A-Za-z0-9_]{4,}|[A-Za-z_]*[A-Z_][A-Za-z0-9_]*)"
-    r"|[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z]{2,}[a-z][A-Za-z0-9]*"
+    r"|[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|(?!{_ACRONYM_PLURAL})[A-Z]{2,}[a-z][A-Za-z0-9]*"
     r"|[A-Z][A-Za-z0-9]+(?:-[A-Z][A-Za-z0-9]+)+"
-    r")(?![A-Za-z0-9_\-])"
+    r")(?![A-Za-z0-9_\-])".replace("{_ACRONYM_PLURAL}", _ACRONYM_PLURAL)
 )
 # A capitalised word inside a sentence, after a word (not the sentence's first), or several in
 # a row: a product, protocol or project name (Kotlin, Bazel, QUIC, S3). Hyphenated and dotted
