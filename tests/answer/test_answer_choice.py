@@ -686,6 +686,19 @@ def test_the_quantity_may_be_in_the_block_a_quote_introduces() -> None:
     assert quotes(question, [hit])[-1].endswith("$ echo 13 > debian/compat")
 
 
+def test_a_chinese_demonstrative_with_ji_counts_nothing() -> None:
+    # 几 asks how many in 几秒 / 几个, not in 那几个 (those), 这几个, 哪几个, 好几 (several),
+    # 十几, 没几个 or 几乎 (almost).
+    assert asks_count("重发倒计时默认是几秒？") and asks_count("最多展示几条？")
+    for question in ("Cascader 自带的那几个处理函数要从哪个路径引入？",
+                     "这几个参数有什么区别？", "哪几个组件支持键盘操作？",
+                     "好几个请求同时失败怎么办？", "几乎所有组件都支持吗？"):
+        assert not asks_count(question), question
+    hit = make_hit("cascader#4",
+                   "合并选项的处理函数从 `zent/es/cascader/public-options-fns` 引入。\n")
+    draft = extractive_answer("Cascader 自带的那几个合并选项的处理函数要从哪个路径引入？", [hit])
+    assert draft.status == ANSWERED
+
 def test_a_sentence_naming_what_follows_brings_the_code_block_after_it() -> None:
     # "the following command." / "以下のコマンド…。" / "如下命令。" point at the code below them
     # as a sentence ending in ":" does, across a blank line.

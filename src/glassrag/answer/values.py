@@ -53,9 +53,12 @@ _ASKS_WAY = re.compile(
 # A count or a size: how many, how large, 多少, 几, いくつ, 何秒 (the answer is a number, or one
 # written as a word). Not "how long", "how often" or "how much", nor 多久 or どのくらい: "until
 # the process exits", "within a week", "on every change", "vast areas" answer those without one.
+# Nor 几 that counts nothing: 那几个 / 这几个 / 哪几个 (those, these, which ones), 好几 and 十几
+# (several, a dozen or so), 没几个 (hardly any), 几乎 (almost).
 _ASKS_COUNT = re.compile(
     r"\bhow (?:many|big|large|small|wide)\b"
-    r"|\u591a\u5c11|\u51e0|\u591a\u5927|\u3044\u304f\u3064"
+    r"|\u591a\u5c11|(?<![\u90a3\u8fd9\u54ea\u597d\u5341\u6ca1])\u51e0(?!\u4e4e)|\u591a\u5927"
+    r"|\u3044\u304f\u3064"
     r"|\u4f55\s?(?:[A-Za-z]|\u79d2|\u5206|\u56de|\u500b|\u4ef6|\u65e5|\u6642\u9593|\u30df\u30ea|\u30d0\u30a4\u30c8|\u6587\u5b57|\u884c|\u500d|\u3064)",
     re.IGNORECASE,
 )
