@@ -205,6 +205,28 @@ def test_mkdocs_admonition_body_is_prose_not_indented_code() -> None:
     assert (container.start, container.end) == (0, 3)
 
 
+def test_pymdown_blocks_are_containers_with_their_options_hidden() -> None:
+    # "/// note | Title" opens a block, "///" closes it (nested blocks use more slashes);
+    # YAML options indented by four spaces right under the header are not code.
+    from glassrag.parsers.markdown import markdown_blocks
+
+    text = ("Intro.\n\n/// warning | Deprecated 9.0\n    type: danger\n\n"
+            "The old formatters are gone.\n///\n\n"
+            "//// html | div.result\n/// tip\nInner tip.\n///\n////\n\nAfter.\n")
+    blocks = markdown_blocks(text)
+    assert [b.kind for b in blocks] == ["text", "container", "container", "text"]
+    warning, result = blocks[1], blocks[2]
+    assert (warning.start, warning.end) == (2, 6) and (result.start, result.end) == (8, 12)
+    assert [b.kind for b in warning.children] == ["marker", "marker", "text", "marker"]
+    assert any(b.kind == "container" and (b.start, b.end) == (9, 11) for b in result.children)
+    spans = docs(text, max_chars=60)
+    assert not any(all(is_marker_line(ln) for ln in s.text.split("\n") if ln.strip())
+                   for s in spans)
+    # the header line is a sentence of its own, never glued to the body's first
+    from glassrag.text.sentences import sentence_texts
+
+    assert "The old formatters are gone." in sentence_texts(text)
+
 MYST = """\
 # Cache
 

@@ -31,7 +31,7 @@ MAX_INTRODUCED_CHARS = 480
 # Lines that open a block of their own: the next line after a sentence ending in ":".
 # A reST field (":param name: ...", ":returns:") is an item too.
 _LIST_ITEM = re.compile(rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|\||{FIELD}|{OPTION_ITEM})")
-_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,})")
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,}|/{3,}(?=[ \t]*(?:[\w-]|$)))")
 # A line that is only a reST field marker: a directive option (":members:") or a field whose
 # body is on the lines below (":param name:").
 _BARE_FIELD = re.compile(rf"[ \t]*{FIELD}[ \t]*$")

@@ -39,10 +39,11 @@ class Block:
     children: tuple[Block, ...] = ()
 
 
-# Lines that carry no text of their own: code fences, container markers, HTML wrapper tags.
+# Lines that carry no text of their own: code fences, container markers (``::: tip``,
+# ``/// note | Title``, ``!!! note``), HTML wrapper tags.
 _MARKER_LINE = re.compile(
-    r"[ \t]*(?:(?:`{3,}|~{3,})[^`]*|:{3,}.*|</?[A-Za-z][\w-]*(?:\s[^>]*)?/?>|"
-    r"(?:!!!|\?\?\?\+?)[ \t]+\S.*)[ \t]*"
+    r"[ \t]*(?:(?:`{3,}|~{3,})[^`]*|:{3,}.*|/{3,}(?:[ \t]*[\w-].*)?"
+    r"|</?[A-Za-z][\w-]*(?:\s[^>]*)?/?>|(?:!!!|\?\?\?\+?)[ \t]+\S.*)[ \t]*"
 )
 _ANCHOR = re.compile(r"\s*\{[#.][^}]*\}\s*$")  # "## Title {#custom-id}"
 _TAG = re.compile(r"<[^>]+>")

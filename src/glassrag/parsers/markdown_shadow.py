@@ -5,7 +5,8 @@ CommonMark does not know what documentation sites add, and would misread it: an 
 admonition's body indented by four spaces is not code, ``<div>`` swallows the Markdown after
 it into an HTML block, and a MyST admonition fence is not code either. :func:`shadow` returns
 a copy of the lines, as many as the text has, in which container markers (``::: tip`` …
-``:::`` of VitePress, ``:::{note}`` and ```` ```{note} ```` of MyST with their option lines)
+``:::`` of VitePress, ``/// note | Title`` … ``///`` of PyMdown's blocks, ``:::{note}`` and
+```` ```{note} ```` of MyST, with their option lines)
 and wrapper tags (``<div …>``, ``</div>``) are blank and an MkDocs admonition's body
 (``!!! note``) is dedented, with the containers and wrapper lines it found. The Markdown
 reader (:mod:`.markdown`) maps the blocks markdown-it finds back onto the real lines.
@@ -30,12 +31,14 @@ __all__ = ["FENCE", "MAX_NESTING", "Container", "shadow"]
 #: Containers nest at most this deep (markdown-it's own cap on nested blocks is 20).
 MAX_NESTING = 20
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,})[ \t]*([\w-]+.*?|\{[\w:.-]+\}.*?)[ \t]*$")
+_CONTAINER_OPEN = re.compile(r"^ {0,3}(:{3,}|/{3,})[ \t]*([\w-]+.*?|\{[\w:.-]+\}.*?)[ \t]*$")
 _DIRECTIVE_FENCE = re.compile(rf"^ {{0,3}}{DIRECTIVE_FENCE}")
 _FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 # A directive's options: ":name: value" lines, or a YAML block between "---" lines.
 _DIRECTIVE_OPTION = re.compile(rf"[ \t]*{FIELD}")
-_CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,})[ \t]*$")
+_CONTAINER_CLOSE = re.compile(r"^ {0,3}(:{3,}|/{3,})[ \t]*$")
+# A PyMdown block's options: YAML lines indented by four spaces right under its header.
+_BLOCK_OPTION = re.compile(r"^ {4,}\S")
 # An MkDocs admonition ("!!! note", "??? tip") or content tab ('=== "pip"'): its body is the
 # lines indented under it.
 _ADMONITION = re.compile(
@@ -64,7 +67,7 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
     """The text markdown-it reads, the containers found, and the wrapper lines blanked."""
     plain = list(lines)
     containers: list[Container] = []
-    open_colons: list[tuple[int, Container]] = []
+    open_colons: list[tuple[str, Container]] = []  # (marker, container), open
     admonitions: list[tuple[int, Container]] = []  # (body indent, container)
     directives: list[tuple[str, Container]] = []  # (opening fence, container), open
     wrappers: set[int] = set()
@@ -96,7 +99,7 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
             container = Container(index)
             containers.append(container)
             if match.group(1)[0] == ":":
-                open_colons.append((len(match.group(1)), container))
+                open_colons.append((match.group(1), container))
             else:
                 directives.append((match.group(1), container))
             options_end = _options_end(lines, index, dedent)
@@ -108,16 +111,17 @@ def shadow(lines: list[str]) -> tuple[list[str], list[Container], set[int]]:
             plain[index] = ""
             options_end = body_end(lines, index, indent_of(lines[index]))
         elif match := _CONTAINER_CLOSE.match(body):
-            if open_colons:
-                open_colons.pop()[1].end = index
+            if _close(open_colons, match.group(1), index):
                 plain[index] = ""
         elif len(open_colons) + len(admonitions) >= MAX_NESTING:
             continue  # deeper containers are read as text, as markdown-it caps its nesting
         elif match := _CONTAINER_OPEN.match(body):
             container = Container(index)
             containers.append(container)
-            open_colons.append((len(match.group(1)), container))
+            open_colons.append((match.group(1), container))
             plain[index] = ""
+            if match.group(1)[0] == "/":
+                options_end = _block_options_end(lines, index, dedent)
         elif match := _ADMONITION.match(body):
             container = Container(index)
             containers.append(container)
@@ -146,6 +150,29 @@ def _options_end(lines: list[str], index: int, dedent: int) -> int:
                       if lines[n][dedent:].rstrip() == "---"), None)
         return index if close is None else close
     while end + 1 < len(lines) and _DIRECTIVE_OPTION.match(lines[end + 1]):
+        end += 1
+    return end
+
+
+def _close(open_markers: list[tuple[str, Container]], marker: str, index: int) -> bool:
+    """Close, at ``index``, the innermost open container that ``marker`` closes, and any still
+    open inside it; whether there was one. Any ``:::`` closes the innermost ``:::`` container
+    (VitePress does not count colons); a PyMdown block closes with as many slashes as opened
+    it, which is how its blocks nest."""
+    for depth in range(len(open_markers) - 1, -1, -1):
+        opened = open_markers[depth][0]
+        if opened == marker or (marker[0] == ":" and opened[0] == ":"):
+            for _, container in open_markers[depth:]:
+                container.end = index
+            del open_markers[depth:]
+            return True
+    return False
+
+
+def _block_options_end(lines: list[str], index: int, dedent: int) -> int:
+    """The last option line of the PyMdown block opened at ``index`` (``index`` if none)."""
+    end = index
+    while end + 1 < len(lines) and _BLOCK_OPTION.match(lines[end + 1][dedent:]):
         end += 1
     return end
 

@@ -108,6 +108,7 @@ _BLOCK_LINE = re.compile(
     r"|\|"                                   # table row
     r"|[+][-=+]+[+][ \t]*$"                  # reST grid table border
     r"|:{3,}"                                # container marker (::: tip)
+    r"|/{3,}(?:[ \t]*[\w-]|[ \t]*$)"          # PyMdown block marker (/// note | Title)
     r"|(?:!!!|\?\?\?\+?)[ \t]"               # MkDocs admonition
     r"|\.\.[ \t]"                            # reST directive, target or comment
     r"|</?[A-Za-z][^>]*>[ \t]*$"             # a line that is only an HTML or JSX tag
