@@ -456,6 +456,18 @@ def test_chinese_question_words_are_not_terms_the_answer_must_hold() -> None:
         "设置 archiveCompress=true 可以开启压缩归档。"]
 
 
+def test_japanese_nani_words_are_question_words_too() -> None:
+    # 何秒 / 何回 / 何も (how many seconds, how many times, nothing) are asked, never stated:
+    # counted, they hold a question's weight that no answer can cover.
+    from glassrag.answer.scoring import question_terms
+
+    question = "heartbeat を何も指定しなかったら、Ping を送る間隔は何秒になりますか？"
+    assert not {"何も", "何秒"} & set(question_terms(question))
+    text = ("``heartbeat`` には秒数を指定します。引数を指定しない場合、Ping の間隔は 10 秒です。\n")
+    hit = make_hit("ws#3", text, heading="WebSocket")
+    assert extractive_answer(question, [hit]).status == ANSWERED
+
+
 def test_a_word_written_short_matches_it_written_long() -> None:
     text = ("Hooks run in the order they were registered.\n\n"
             "Asynchronous hooks run in no particular order.\n")

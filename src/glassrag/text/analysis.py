@@ -262,8 +262,9 @@ _CHINESE_QUESTION_WORDS = frozenset((
 
 def is_question_word(term: str) -> bool:
     """Whether ``term`` is a Chinese question word the analyser keeps (``哪个``, ``多少``,
-    ``几次``): searched like any word, but no answer holds it."""
-    return term in _CHINESE_QUESTION_WORDS
+    ``几次``), or a bigram led by 何 (``何秒``, ``何回``, ``何も``, ``何时``: how many seconds,
+    how many times, nothing, when): searched like any word, but no answer holds it."""
+    return term in _CHINESE_QUESTION_WORDS or (len(term) == 2 and term[0] == "\u4f55")
 
 
 def is_particle(term: str) -> bool:
