@@ -748,6 +748,15 @@ def test_a_rest_link_target_introduces_nothing_and_a_block_stops_at_the_next_tit
     assert listed[:introduced_end(listed, listed.index(":") + 1)].endswith("- high")
 
 
+def test_default_asked_in_one_word_is_covered_by_a_sentence_saying_another() -> None:
+    # 既定 and デフォルト (默认, default) are one word: the sentence saying the other covers it.
+    text = ("アクセストークンは定期的に延長されます。\n\n"
+            "デフォルトでは 5 分ごとにアクセストークンを延長します。\n")
+    hit = make_hit("helpers#2", text, heading="ヘルパー")
+    assert quotes("アクセストークンは既定では何分おきに延長されますか？", [hit])[0] == (
+        "デフォルトでは 5 分ごとにアクセストークンを延長します。")
+
+
 def test_a_row_of_a_table_with_a_default_column_states_its_default() -> None:
     # Asked for a default, a row of a props table gives it in its "default" column without
     # saying the word; a row whose description says "default" has no better claim to it.

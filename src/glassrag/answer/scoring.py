@@ -57,6 +57,12 @@ SHORT_PAIR_BONUS = 0.01
 PHRASE_WEIGHT = 0.1
 
 
+# The terms of the words for "default" (see values.names_default): a unit saying one covers
+# a question asking with another.
+DEFAULT_WORDS = frozenset(analyze("default defaults \u9ed8\u8ba4 \u9ed8\u8a8d \u7f3a\u7701 "
+                                  "\u30c7\u30d5\u30a9\u30eb\u30c8 \u65e2\u5b9a"))
+
+
 # Letters joined by periods ("e.g.", "i.e.", "a.m."): an abbreviation, not a word of the
 # question. Left in, "e", "g" and "e.g" would weigh as its rarest terms, since no answer
 # holds them.
@@ -129,17 +135,19 @@ class _Asked:
     needed: int  # question terms a unit must share (_shares_words)
     pairs: frozenset[tuple[str, str]]
     yes_no: bool = False  # asks_yes_no: a short pair goes before its sentences alone
+    default_words: frozenset[str] = frozenset()  # the question's terms that say "default"
 
     @classmethod
     def of(cls, terms: list[str], weights: dict[str, float], pairs: frozenset[tuple[str, str]],
-           candidates: Sequence[Unit], yes_no: bool = False) -> _Asked:
+           candidates: Sequence[Unit], yes_no: bool = False,
+           default_words: frozenset[str] = frozenset()) -> _Asked:
         latin = [t for t in terms if len(t) >= 5 and t.isascii() and t.isalpha()]
         starts = {t[:5] for t in latin}
         alike = frozenset(w for w in set().union(*(c.terms for c in candidates))
                           if w[:5] in starts and len(w) >= 5 and w.isascii() and w.isalpha()
                           ) if starts else frozenset()
         return cls(terms, weights, sum(weights[t] for t in terms) or 1.0, latin, alike,
-                   min(2, len(terms)), pairs, yes_no)
+                   min(2, len(terms)), pairs, yes_no, default_words)
 
     def short_or_long(self, words: frozenset[str]) -> frozenset[str]:
         """:func:`~glassrag.text.vocabulary.written_short_or_long` of the question's terms in
@@ -164,6 +172,9 @@ def _scored(asked: _Asked, unit: Unit, heading: frozenset[str], context: frozens
     if unit.context:  # a table row's header, the name its directive documents
         heading = heading | unit.context
     extra = asked.short_or_long(words)
+    if asked.default_words and not asked.default_words <= words and names_default_of(unit):
+        # "既定では" asked, "デフォルトでは" written: one word in other words.
+        extra = extra | asked.default_words
     held = frozenset(t for t in terms if t in words) | extra
     found = sum(weights[t] for t in held)
     titled = sum(weights[t] for t in terms if t not in held and t in heading)
@@ -227,13 +238,22 @@ def _default_rows(text: str) -> frozenset[int]:
                      and any(names_default(text[a:b]) for a, b in found.about))
 
 
+def _in_default_column(unit: Unit) -> bool:
+    """Whether ``unit`` is a row of a table whose header names a column of defaults."""
+    text = unit.chunk.text
+    return bool(unit.context) and text.rfind("\n", 0, unit.start) + 1 in _default_rows(text)
+
+
+def names_default_of(unit: Unit) -> bool:
+    """Whether ``unit`` says "default" in any of its words (default, 默认, デフォルト, 既定),
+    or is a row of a table whose header names a column of defaults."""
+    return names_default(unit.chunk.text[unit.start : unit.end]) or _in_default_column(unit)
+
+
 def states_default_of(unit: Unit) -> bool:
     """Whether ``unit`` states a default: in its words (:func:`~glassrag.answer.values.
     states_default`), or as a row of a table whose header names a column of defaults."""
-    text = unit.chunk.text
-    if states_default(text[unit.start : unit.end]):
-        return True
-    return bool(unit.context) and text.rfind("\n", 0, unit.start) + 1 in _default_rows(text)
+    return states_default(unit.chunk.text[unit.start : unit.end]) or _in_default_column(unit)
 
 
 def ranked(question: str, terms: list[str], weights: dict[str, float],
@@ -246,7 +266,9 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     default = valued and asks_default(question)
     contexts = _contexts(candidates)
     question_asked = _Asked.of(terms, weights, term_pairs(_question_tokens(question)),
-                               candidates, asks_yes_no(question))
+                               candidates, asks_yes_no(question),
+                               DEFAULT_WORDS.intersection(terms) if names_default(question)
+                               else frozenset())
     return sorted(
         (_scored(question_asked, c, *contexts[c.chunk.chunk_id],
                  valued and new_literal(c, asked), default and states_default_of(c))
