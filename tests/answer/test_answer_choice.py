@@ -757,6 +757,13 @@ def test_default_asked_in_one_word_is_covered_by_a_sentence_saying_another() -> 
         "デフォルトでは 5 分ごとにアクセストークンを延長します。")
 
 
+def test_the_literal_bonus_goes_to_a_literal_of_the_kind_asked_for() -> None:
+    # "How long" asks for a number: a name in the better hit is no answer's shape.
+    hits = [replace(make_hit("warm#1", "The kettle waits while `keep_warm` is on.\n"), score=10.0),
+            replace(make_hit("boil#2", "The kettle waits 30 s.\n"), score=9.5)]
+    assert quotes("How long does the kettle wait?", hits) == ["The kettle waits 30 s."]
+
+
 def test_a_row_of_a_table_with_a_default_column_states_its_default() -> None:
     # Asked for a default, a row of a props table gives it in its "default" column without
     # saying the word; a row whose description says "default" has no better claim to it.

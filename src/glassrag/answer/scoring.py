@@ -24,6 +24,7 @@ from glassrag.answer.values import (
     of_kind,
     seeks_literal,
     states_default,
+    value_kind,
 )
 from glassrag.text.analysis import analyze, is_particle, is_question_word, unique_terms
 
@@ -260,6 +261,9 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
             candidates: Sequence[Unit]) -> list[Scored]:
     """The candidates scored (:func:`_scored`), in preference order."""
     valued = seeks_literal(question)
+    # The literal of the kind asked for: a number for how many or which version, a name for
+    # how to (a version question's answer is "3.10", not the `pip install` line beside it).
+    kind = value_kind(question)
     asked = question.casefold()
     # Asked for the default, a value stated as the default is the answer's shape more than
     # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
@@ -271,7 +275,7 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
                                else frozenset())
     return sorted(
         (_scored(question_asked, c, *contexts[c.chunk.chunk_id],
-                 valued and new_literal(c, asked), default and states_default_of(c))
+                 valued and new_literal(c, asked, kind), default and states_default_of(c))
          for c in candidates),
         # A unit holding none of the question's words itself (its heading path does) comes
         # after every unit that holds some: in a section titled with the question's words, a
