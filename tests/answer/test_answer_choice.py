@@ -25,6 +25,7 @@ from glassrag.answer.values import (
     has_literal,
     lacks_quantity,
     literals,
+    names_default,
     of_kind,
     seeks_literal,
     states_default,
@@ -755,6 +756,18 @@ def test_default_asked_in_one_word_is_covered_by_a_sentence_saying_another() -> 
     hit = make_hit("helpers#2", text, heading="ヘルパー")
     assert quotes("アクセストークンは既定では何分おきに延長されますか？", [hit])[0] == (
         "デフォルトでは 5 分ごとにアクセストークンを延長します。")
+
+
+def test_japanese_initial_setting_asks_for_the_default() -> None:
+    # 初期設定だと / 初期値 / 標準で ask what holds by default; 標準出力 (standard output) does not.
+    assert asks_default("古いものを消すしきい値は、初期設定だと何MBですか？")
+    assert asks_default("本文は標準で何文字までに切り詰められますか？")
+    assert not names_default("補完スクリプトを標準出力に出力する。")
+    text = ("自動クリーンアップは合計サイズで古いアーカイブを消す。\n\n"
+            "- archive-max-size-mb : 合計サイズの上限（既定: 1024 MB）\n")
+    hit = make_hit("config#14", text, heading="アーカイブ")
+    question = "古いアーカイブを消す合計サイズのしきい値は、初期設定だと何MBですか？"
+    assert quotes(question, [hit])[0] == "- archive-max-size-mb : 合計サイズの上限（既定: 1024 MB）"
 
 
 def test_the_literal_bonus_goes_to_a_literal_of_the_kind_asked_for() -> None:
