@@ -758,6 +758,19 @@ def test_default_asked_in_one_word_is_covered_by_a_sentence_saying_another() -> 
         "デフォルトでは 5 分ごとにアクセストークンを延長します。")
 
 
+def test_what_size_or_a_unit_asks_for_a_number() -> None:
+    # "At what header size in bytes": the answer is a number, so a sentence naming the
+    # setting but no number is completed by its section's value line.
+    assert value_kind("At what header size in bytes does it warn?") == "number"
+    assert value_kind("What chunk size is used?") == "number"
+    assert value_kind("How long is it kept, in seconds?") == "number"
+    text = (".. py:data:: MAX_COOKIE_SIZE\n\n    Warn if cookie headers are larger than this many "
+            "bytes. Defaults to\n    ``4093``. Set to ``0`` to disable the warning.\n")
+    hit = make_hit("config#12", text, heading="Configuration")
+    answer = " ".join(quotes("At what header size in bytes does it warn about a cookie?", [hit]))
+    assert "4093" in answer
+
+
 def test_japanese_initial_setting_asks_for_the_default() -> None:
     # 初期設定だと / 初期値 / 標準で ask what holds by default; 標準出力 (standard output) does not.
     assert asks_default("古いものを消すしきい値は、初期設定だと何MBですか？")

@@ -69,10 +69,14 @@ _ASKS_PORT = re.compile(
     r"|\u3069\u306e\s?\u30dd\u30fc\u30c8|\u30dd\u30fc\u30c8\u756a\u53f7",
     re.IGNORECASE,
 )
-# A quantity of any kind (value_kind): a count or a size, how long, how often, 多长, 多久.
+# A quantity of any kind (value_kind): a count or a size, how long, how often, 多长, 多久; what
+# size or length, or a value asked in a unit ("in bytes", "in seconds").
 _ASKS_AMOUNT = re.compile(
     r"\bhow (?:much|long|often|old)\b|\u591a\u957f|\u591a\u4e45"
-    r"|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044",
+    r"|\u3069\u306e\u304f\u3089\u3044|\u3069\u308c\u304f\u3089\u3044"
+    r"|\bwhat (?:\w+ )?(?:size|length|percentage)\b"
+    r"|\bin (?:bytes|kilobytes|megabytes|seconds|milliseconds|minutes|hours|days|characters"
+    r"|pixels|percent)\b",
     re.IGNORECASE,
 )
 # A version: which version, 哪个版本, どのバージョン (usually a number, but the pattern also
