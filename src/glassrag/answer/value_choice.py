@@ -93,9 +93,10 @@ def _value_under_named(first: Scored, scored: list[Scored], asked: str, kind: st
                        default: bool) -> Scored | None:
     """For a question asking for a value whose best unit names a setting without giving the
     value (a guide's "when the number of log files exceeds `logs-max`"): a unit of the
-    section titled with that name among the evidence, its stated default first (the
-    reference's "Default: 10" under `logs-max`). None when no section among the evidence is
-    titled with a name the unit holds and the question does not."""
+    section titled with that name among the evidence, or of the object directive documenting
+    it (``.. py:data:: LOGS_MAX``), its stated default first (the reference's "Default: 10"
+    under `logs-max`). None when no section among the evidence is titled with a name the
+    unit holds and the question does not."""
     # Literals are casefolded already; a number names no setting.
     names = {n for n in of_kind(first.unit.literals, "name") if n not in asked}
     if not names:
@@ -104,7 +105,9 @@ def _value_under_named(first: Scored, scored: list[Scored], asked: str, kind: st
     # A stated default is the value a setting's reference section gives first.
     for candidate in sorted(scored, key=lambda c: not states_default(c.unit.text)):
         unit = candidate.unit
-        if (unit.chunk.chunk_id != page and section_name(unit.chunk.heading) in names
+        if (unit.chunk.chunk_id != page
+                and (section_name(unit.chunk.heading) in names
+                     or unit.title.strip("`").casefold() in names)
                 and new_literal(unit, asked, kind, titled=False)
                 and (not default or states_default(unit.text))):
             return candidate
