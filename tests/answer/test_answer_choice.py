@@ -358,6 +358,10 @@ def test_links_only() -> None:
     assert links_only("**See also:** [Timeouts](/guide/timeouts#per-call)")
     assert links_only("* 参考: [リトライの設計](https://example.org/ja/retry)")
     assert links_only("* `Frob manual <https://example.org/frob>`_")
+    # a README's badges, images inside links by reference
+    assert links_only("[![npm version][npm-image]][npm-url]\n"
+                      "[![License][license-image]][license-url]")
+    assert not links_only("See [the guide][guide] for the limits.")
     assert not links_only("See [Timeouts](/guide/timeouts) for the per-call limit.")
     assert not links_only("Pass `--force` to rebuild everything: https://example.org/force")
     assert not links_only("Retries stop after five attempts.")

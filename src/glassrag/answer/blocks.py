@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from glassrag.answer.structure import directive_argument, line_contexts, line_starts
 from glassrag.text.analysis import analyze
+from glassrag.text.links import ADDRESS, IMAGE, LINK
 from glassrag.text.sentences import (
     FIELD,
     OPTION_ITEM,
@@ -170,10 +171,6 @@ def lone_code(text: str, parts: Sequence[Sentence], index: int) -> bool:
             and bool(_FENCE.match(text, before.start)) and bool(_FENCE.match(text, after.start)))
 
 
-# A link, in Markdown ("[text](target)", "<https://…>") or reST ("`text <target>`_"), and a
-# bare address.
-_LINK = re.compile(r"!?\[[^\]\n]*\]\([^)\n]*\)|<https?://[^>\s]+>|`[^`\n]*<[^>\n]+>`__?"
-                   r"|https?://[^\s<>()]+")
 # A short label before the links ("**Related:**", "See also:", "関連："), and the list, quote
 # and emphasis marks around them.
 _LINK_LABEL = re.compile(r"^[\s>*+\-]*(?:\*\*|__)?[^\n:\uff1a\[\]`]{0,16}[:\uff1a](?:\*\*|__)?")
@@ -181,13 +178,13 @@ _WORD = re.compile(r"\w")
 
 
 def links_only(text: str) -> bool:
-    """Whether ``text`` is only links or addresses, maybe after a short label ("- [Proposal:
-    detect only sentence ends](https://…)", "**Related:** [CSP](/guide/features)"): a pointer
-    to another page, which says nothing itself however many of a question's words its link
-    text holds."""
-    if "](" not in text and "://" not in text and ">`_" not in text:
+    """Whether ``text`` is only links, images or addresses, maybe after a short label ("- [Proposal:
+    detect only sentence ends](https://…)", "**Related:** [CSP](/guide/features)", a README's
+    badges "[![npm version][npm-image]][npm-url]"): a pointer to another page, which says
+    nothing itself however many of a question's words its link text holds."""
+    if "](" not in text and "][" not in text and "://" not in text and ">`_" not in text:
         return False
-    rest = _LINK.sub(" ", text)
+    rest = ADDRESS.sub(" ", LINK.sub(" ", IMAGE.sub(" ", text)))
     if rest == text:
         return False
     rest = _LINK_LABEL.sub(" ", rest.strip(), count=1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from glassrag.text.links import IMAGE, LINK, link_text
 from glassrag.text.sentences import indent_of
 
 __all__ = ["STRUCTURED", "Block", "body_end", "clean_heading", "is_marker_line", "trim"]
@@ -48,10 +49,6 @@ _MARKER_LINE = re.compile(
 _ANCHOR = re.compile(r"\s*\{[#.][^}]*\}\s*$")  # "## Title {#custom-id}"
 _TAG = re.compile(r"<[^>]+>")
 _MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
-# An image ("![build status](https://…/badge.svg)", READMEs' badges), said as nothing; a link
-# ("[Options](#options)", "`Guide <https://…>`_"), said as its text.
-_IMAGE = re.compile(r"!\[[^\]\n]*\](?:\([^)\n]*\)|\[[^\]\n]*\])")
-_LINK = re.compile(r"\[([^\]\n]*)\](?:\([^)\n]*\)|\[[^\]\n]*\])|`([^`<\n]*?)\s*<[^>\n]+>`__?")
 
 
 def body_end(lines: list[str], i: int, indent: int) -> int:
@@ -76,7 +73,7 @@ def clean_heading(text: str) -> str:
     """A heading as a reader would say it: no anchor, tags, images, link targets, emphasis or
     closing hashes."""
     if "](" in text or "][" in text or ">`_" in text:
-        text = _LINK.sub(lambda m: m.group(1) or m.group(2) or "", _IMAGE.sub("", text))
+        text = LINK.sub(link_text, IMAGE.sub("", text))
     text = _ANCHOR.sub("", text)
     text = _TAG.sub("", text).replace("`", "")
     text = _MARKUP.sub("", text)
