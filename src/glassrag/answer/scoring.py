@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from glassrag.answer.passages import Unit, heading_terms, term_pairs
 from glassrag.answer.structure import line_contexts, line_starts
 from glassrag.answer.values import (
+    DEFAULT_SAYINGS,
     asks_default,
     asks_yes_no,
     names_default,
@@ -58,11 +59,9 @@ SHORT_PAIR_BONUS = 0.01
 PHRASE_WEIGHT = 0.1
 
 
-# The terms of the words for "default" (see values.names_default): a unit saying one covers
-# a question asking with another.
-DEFAULT_WORDS = frozenset(analyze("default defaults \u9ed8\u8ba4 \u9ed8\u8a8d \u7f3a\u7701 "
-                                  "\u30c7\u30d5\u30a9\u30eb\u30c8 \u65e2\u5b9a \u521d\u671f\u5024 "
-                                  "\u521d\u671f\u8a2d\u5b9a \u6a19\u6e96"))
+# The terms of the words for "default" (values.DEFAULT_SAYINGS): a unit saying one covers a
+# question asking with another.
+DEFAULT_WORDS = frozenset(analyze(" ".join(DEFAULT_SAYINGS)))
 
 
 # Letters joined by periods ("e.g.", "i.e.", "a.m."): an abbreviation, not a word of the

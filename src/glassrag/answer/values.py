@@ -88,15 +88,14 @@ _ASKS_VERSION = re.compile(
     re.IGNORECASE,
 )
 
-# The word "default" (a question asking for one, a sentence stating one): default, 默认, 缺省,
-# デフォルト, 既定, and the Japanese 初期値 / 初期設定 (initial value, initial setting) and 標準で
-# (as standard; not 標準出力, standard output).
-_DEFAULT = re.compile(
-    r"\bdefault(?:s|ed)?\b"
-    r"|\u9ed8\u8ba4|\u9ed8\u8a8d|\u7f3a\u7701|\u30c7\u30d5\u30a9\u30eb\u30c8|\u65e2\u5b9a"
-    r"|\u521d\u671f(?:\u5024|\u8a2d\u5b9a)|\u6a19\u6e96\u3067",
-    re.IGNORECASE,
-)
+# The words for "default" (a question asking for one, a sentence stating one): default, 默认,
+# 默認, 缺省, デフォルト, 既定, and the Japanese 初期値 / 初期設定 (initial value, initial setting)
+# and 標準で (as standard; not 標準出力, standard output). A quote saying one covers a question
+# asking with another (scoring.DEFAULT_WORDS).
+DEFAULT_SAYINGS = ("default", "\u9ed8\u8ba4", "\u9ed8\u8a8d", "\u7f3a\u7701",
+                   "\u30c7\u30d5\u30a9\u30eb\u30c8", "\u65e2\u5b9a", "\u521d\u671f\u5024",
+                   "\u521d\u671f\u8a2d\u5b9a", "\u6a19\u6e96\u3067")
+_DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b|" + "|".join(DEFAULT_SAYINGS[1:]), re.IGNORECASE)
 # A question about the default that does not say the word: what happens when nothing is set
 # ("if I don't set minimum_size", "unless I specify one", "out of the box", "不设置的话",
 # "特に設定しない場合", "何も指定しなかった場合").
