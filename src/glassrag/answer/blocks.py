@@ -20,6 +20,7 @@ from glassrag.text.links import ADDRESS, IMAGE, LINK
 from glassrag.text.sentences import (
     FIELD,
     OPTION_ITEM,
+    PYMDOWN_MARKER,
     TITLE_TAG_LINE,
     indent_of,
     is_markup,
@@ -32,7 +33,7 @@ MAX_INTRODUCED_CHARS = 480
 # Lines that open a block of their own: the next line after a sentence ending in ":".
 # A reST field (":param name: ...", ":returns:") is an item too.
 _LIST_ITEM = re.compile(rf"[ \t]*(?:[-*+\u2022][ \t]|\d{{1,9}}[.)][ \t]|\||{FIELD}|{OPTION_ITEM})")
-_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,}|:{3,}|/{3,}(?=[ \t]*(?:[\w-]|$)))")
+_FENCE = re.compile(rf"[ \t]*(`{{3,}}|~{{3,}}|:{{3,}}|{PYMDOWN_MARKER})")
 # A line that is only a reST field marker: a directive option (":members:") or a field whose
 # body is on the lines below (":param name:").
 _BARE_FIELD = re.compile(rf"[ \t]*{FIELD}[ \t]*$")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from glassrag.text.links import IMAGE, LINK, link_text
-from glassrag.text.sentences import indent_of
+from glassrag.text.sentences import PYMDOWN_MARKER, indent_of
 
 __all__ = ["STRUCTURED", "Block", "body_end", "clean_heading", "is_marker_line", "trim"]
 
@@ -43,7 +43,7 @@ class Block:
 # Lines that carry no text of their own: code fences, container markers (``::: tip``,
 # ``/// note | Title``, ``!!! note``), HTML wrapper tags.
 _MARKER_LINE = re.compile(
-    r"[ \t]*(?:(?:`{3,}|~{3,})[^`]*|:{3,}.*|/{3,}(?:[ \t]*[\w-].*)?"
+    rf"[ \t]*(?:(?:`{{3,}}|~{{3,}})[^`]*|:{{3,}}.*|{PYMDOWN_MARKER}.*"
     r"|</?[A-Za-z][\w-]*(?:\s[^>]*)?/?>|(?:!!!|\?\?\?\+?)[ \t]+\S.*)[ \t]*"
 )
 _ANCHOR = re.compile(r"\s*\{[#.][^}]*\}\s*$")  # "## Title {#custom-id}"

@@ -85,6 +85,9 @@ PROSE_DIRECTIVE = (
 # A MyST directive's opening fence ("```{note}", ":::{warning}"): group 1 is the fence,
 # group 2 the directive's name.
 DIRECTIVE_FENCE = r"(`{3,}|~{3,}|:{3,})[ \t]*\{([\w:.-]+)\}"
+# A PyMdown block marker: slashes before a block's name ("/// note | Title") or alone ("///"),
+# which closes one.
+PYMDOWN_MARKER = r"/{3,}(?=[ \t]*(?:[\w-]|$))"
 # Lines of a documentation site's markup that a reader never sees: a shortcode or include,
 # an attribute list, an alert's marker, an MDX import, a content tab's label.
 _MARKUP = (
@@ -108,7 +111,7 @@ _BLOCK_LINE = re.compile(
     r"|\|"                                   # table row
     r"|[+][-=+]+[+][ \t]*$"                  # reST grid table border
     r"|:{3,}"                                # container marker (::: tip)
-    r"|/{3,}(?:[ \t]*[\w-]|[ \t]*$)"          # PyMdown block marker (/// note | Title)
+    rf"|{PYMDOWN_MARKER}"                     # PyMdown block marker (/// note | Title)
     r"|(?:!!!|\?\?\?\+?)[ \t]"               # MkDocs admonition
     r"|\.\.[ \t]"                            # reST directive, target or comment
     r"|</?[A-Za-z][^>]*>[ \t]*$"             # a line that is only an HTML or JSX tag
