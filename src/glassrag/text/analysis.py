@@ -106,8 +106,8 @@ _COMPOUND_RE = re.compile(
     r"(?<![A-Za-z0-9_\-])-{0,2}[A-Za-z0-9]+(?:[_.=/\-]+[A-Za-z0-9]+)+"
     r"|(?<![A-Za-z0-9_\-])--?[A-Za-z0-9][A-Za-z0-9]*"
     r"|(?<![A-Za-z0-9_])[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+"
-    r"|(?<![A-Za-z0-9_])(?!{_ACRONYM_PLURAL})[A-Z]{2,}[a-z][A-Za-z0-9]*"
-    r")".replace("{_ACRONYM_PLURAL}", _ACRONYM_PLURAL)
+    rf"|(?<![A-Za-z0-9_])(?!{_ACRONYM_PLURAL})[A-Z]{{2,}}[a-z][A-Za-z0-9]*"
+    r")"
 )
 _CAMEL_PART_RE = re.compile(rf"{_ACRONYM_PLURAL}|[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 _CONNECTORS = frozenset("_.=/-")
@@ -135,9 +135,10 @@ _NAME_RE = re.compile(
     r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"
     r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
     r"\.(?:[A-Za-z_][A-Za-z0-9_]{4,}|[A-Za-z_]*[A-Z_][A-Za-z0-9_]*)"
-    r"|[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|(?!{_ACRONYM_PLURAL})[A-Z]{2,}[a-z][A-Za-z0-9]*"
+    r"|[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+"
+    rf"|(?!{_ACRONYM_PLURAL})[A-Z]{{2,}}[a-z][A-Za-z0-9]*"
     r"|[A-Z][A-Za-z0-9]+(?:-[A-Z][A-Za-z0-9]+)+"
-    r")(?![A-Za-z0-9_\-])".replace("{_ACRONYM_PLURAL}", _ACRONYM_PLURAL)
+    r")(?![A-Za-z0-9_\-])"
 )
 # A capitalised word inside a sentence, after a word (not the sentence's first), or several in
 # a row: a product, protocol or project name (Kotlin, Bazel, QUIC, S3). Hyphenated and dotted
