@@ -629,6 +629,23 @@ def test_a_value_question_gets_the_default_from_the_section_of_the_setting_its_a
         "`logs-max` allows, oldest first.", "* Default: 10"]
 
 
+def test_the_default_of_a_setting_a_quote_names_comes_from_the_directive_documenting_it(
+) -> None:
+    # The guide's sentence names PERMANENT_SESSION_LIFETIME; the reference documents it with
+    # ".. py:data::" (not a section title) and states the default there.
+    guide = make_hit("security#15", (
+        "For the session cookie, if ``session.permanent`` is set, then\n"
+        ":data:`PERMANENT_SESSION_LIFETIME` is used to set the expiration.\n"), title="Security")
+    reference = make_hit("config#8", (
+        ".. py:data:: SESSION_COOKIE_SECURE\n\n    Browsers only send secure cookies over "
+        "HTTPS.\n\n    Default: ``False``\n\n.. py:data:: PERMANENT_SESSION_LIFETIME\n\n"
+        "    The lifetime of a permanent session.\n\n"
+        "    Default: ``timedelta(days=31)``\n"), title="Configuration")
+    answer = quotes("If a session is permanent, when does the cookie expire by default?",
+                    [guide, reference])
+    assert answer[-1] == "Default: ``timedelta(days=31)``"
+
+
 def test_a_setting_named_by_the_question_itself_does_not_pull_in_its_section() -> None:
     guide = make_hit("logging.md#2", (
         "Old log files are removed when there are more of them than `logs-max` allows.\n"),
@@ -760,23 +777,6 @@ def test_default_asked_in_one_word_is_covered_by_a_sentence_saying_another() -> 
     hit = make_hit("helpers#2", text, heading="ヘルパー")
     assert quotes("アクセストークンは既定では何分おきに延長されますか？", [hit])[0] == (
         "デフォルトでは 5 分ごとにアクセストークンを延長します。")
-
-
-def test_the_default_of_a_setting_a_quote_names_comes_from_the_directive_documenting_it(
-) -> None:
-    # The guide's sentence names PERMANENT_SESSION_LIFETIME; the reference documents it with
-    # ".. py:data::" (not a section title) and states the default there.
-    guide = make_hit("security#15", (
-        "For the session cookie, if ``session.permanent`` is set, then\n"
-        ":data:`PERMANENT_SESSION_LIFETIME` is used to set the expiration.\n"), title="Security")
-    reference = make_hit("config#8", (
-        ".. py:data:: SESSION_COOKIE_SECURE\n\n    Browsers only send secure cookies over "
-        "HTTPS.\n\n    Default: ``False``\n\n.. py:data:: PERMANENT_SESSION_LIFETIME\n\n"
-        "    The lifetime of a permanent session.\n\n"
-        "    Default: ``timedelta(days=31)``\n"), title="Configuration")
-    answer = quotes("If a session is permanent, when does the cookie expire by default?",
-                    [guide, reference])
-    assert answer[-1] == "Default: ``timedelta(days=31)``"
 
 
 def test_what_size_or_a_unit_asks_for_a_number() -> None:
