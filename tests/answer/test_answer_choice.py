@@ -524,6 +524,26 @@ def test_a_question_asking_which_command_gets_the_title_of_the_section_that_answ
         "`store.flush()`", "Empties the cache of the store and everything below it."]
 
 
+def test_a_question_asking_which_version_gets_the_changelog_title_the_entry_sits_under() -> None:
+    # A changelog states the version once, in the section title; its entries never repeat it.
+    md = ("## v2.4.0 (2024.03.18)\n\n- feat: the sidebar can be folded\n\n"
+          "## v2.3.1 (2023.11.02)\n\n- fix: search ignored accented letters\n")
+    hit = make_hit("CHANGES.md#1", md, heading="Changes", source="CHANGES.md")
+    assert quotes("Which version lets the sidebar be folded?", [hit]) == [
+        "v2.4.0 (2024.03.18)",
+        "- feat: the sidebar can be folded"]
+    rst = ("Version 7.1 --- 2022-05-04\n--------------------------\n\n"
+           "- Reports can now be written as JSON.\n")
+    assert quotes("In which release did reports get a JSON format?",
+                  [make_hit("changes.rst#2", rst, source="changes.rst")]) == [
+        "Version 7.1 --- 2022-05-04", "- Reports can now be written as JSON."]
+    # Any other number in a title answers no count: "Step 3" says nothing of how many.
+    steps = "Step 3\n------\n\nThe worker restarts after a crash.\n"
+    draft = extractive_answer("How many times does the worker restart after a crash?",
+                              [make_hit("guide.rst#3", steps, source="guide.rst")])
+    assert draft.status == NO_EVIDENCE and not draft.citations
+
+
 def test_a_section_titled_with_no_name_takes_the_name_from_the_page_title_line() -> None:
     # The page opens with its name; the section that answers ("Basic Form") names nothing,
     # and its synopsis placeholder ``<dir>`` is no value of the page's.

@@ -13,6 +13,7 @@ from glassrag.answer.passages import title_unit
 from glassrag.answer.scoring import Scored, new_literal
 from glassrag.answer.values import (
     asks_default,
+    asks_version,
     of_kind,
     seeks_literal,
     states_default,
@@ -35,21 +36,26 @@ def value_for(question: str, first: Scored, scored: list[Scored]) -> Scored | No
     default = asks_default(question) and not states_default(first.unit.text)
     # The directive's name a unit is read with is quoted as its title, not taken as stated.
     if default or not new_literal(first.unit, asked, kind, titled=False):
-        titled = None if default or kind == "number" else _titled_name(first, asked, scored)
+        # A number in a title is rarely the one asked for ("Step 3"), but a version is: a
+        # changelog's entry sits under "Version 5.2" or "v4.1.3 (2021.01.08)".
+        titled = (None if default or (kind == "number" and not asks_version(question))
+                  else _titled_name(first, asked, scored, kind))
         return (titled or _value_under_named(first, scored, asked, kind, default)
                 or _value_in_section(first, scored, asked, kind, default))
     return None
 
 
-def _titled_name(first: Scored, asked: str, scored: list[Scored]) -> Scored | None:
+def _titled_name(first: Scored, asked: str, scored: list[Scored],
+                 kind: str = "name") -> Scored | None:
     """The heading line above ``first`` when it is the only name in sight: a question asking
     which command, option or call does something, answered by the description under a
     section titled with that name (:func:`~glassrag.answer.passages.title_unit`). When the
     section's own title names nothing ("Normal Executables"), the page's title line may: a
     reference page names what it documents once, at its top, which is then in the page's
     opening chunk among the evidence rather than in the chunk quoted."""
+    kind = "number" if kind == "number" else "name"
     title = title_unit(first.unit)
-    if title is not None and new_literal(title, asked, "name"):
+    if title is not None and new_literal(title, asked, kind):
         return Scored(title, first.coverage, first.preference, title.terms, 0.0, title=True)
     page = first.unit.chunk
     for candidate in scored:
@@ -58,7 +64,7 @@ def _titled_name(first: Scored, asked: str, scored: list[Scored]) -> Scored | No
             continue
         title = title_unit(candidate.unit)
         if (title is not None and title.quote.strip().casefold() == page.title.casefold()
-                and new_literal(title, asked, "name")):
+                and new_literal(title, asked, kind)):
             return Scored(title, first.coverage, first.preference, title.terms, 0.0,
                            title=True)
     return None

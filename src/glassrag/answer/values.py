@@ -159,6 +159,12 @@ def value_kind(question: str) -> str:
     return "any"
 
 
+def asks_version(question: str) -> bool:
+    """Whether ``question`` asks which version or release (哪个版本, どのバージョン): a
+    changelog answers it with the title of the section its entry sits under."""
+    return _ASKS_VERSION.search(question) is not None
+
+
 def of_kind(values: Sequence[str], kind: str) -> list[str]:
     """The ``values`` (from :func:`literals`) that are of ``kind`` (see :func:`value_kind`)."""
     if kind == "number":
