@@ -17,6 +17,12 @@ def test_everyday_words_with_their_inflections_and_negations_are_common() -> Non
         assert is_common(word), word
 
 
+def test_a_word_whose_inflection_turned_y_into_i_is_as_common_as_the_word() -> None:
+    # "lazily" is "lazy", "copied" "copy", "emptier" "empty": everyday words, however written.
+    for word in ("lazily", "copied", "emptier", "busiest", "replies"):
+        assert is_common(word), word
+
+
 def test_rarer_and_technical_words_are_not() -> None:
     for word in ("keyring", "coroutines", "async", "timeout", "emoji", "blockchain",
                  "re-keyring"):

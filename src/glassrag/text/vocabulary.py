@@ -23,6 +23,8 @@ from glassrag.text.analysis import analyze, has_cjk
 # make those up as examples), nor a call.
 _WORD = re.compile(r"(?<![\w./@\-])[A-Za-z]+(?:'[A-Za-z]+)?(?:-[A-Za-z]+)*(?![\w./@(\-])")
 _SUFFIXES = ("s", "es", "ed", "ing", "er", "est", "ly")
+# Endings that turn a final "y" into "i": "lazily" is "lazy", "copied" "copy", "tries" "try".
+_Y_SUFFIXES = ("ily", "ied", "ies", "ier", "iest")
 _PREFIXES = ("un", "non")
 # Shortest stem left once an affix is taken off ("red" is not "r" + "ed").
 _MIN_STEM = 3
@@ -44,8 +46,8 @@ def _common() -> frozenset[str]:
 
 def _forms(word: str) -> set[str]:
     """``word`` and what it may be built on: without ``un-``/``non-``, without an inflection
-    (``-s``, ``-ed``, ``-est`` ...), with the ``e`` or the doubled consonant that the
-    inflection took ("widest" is "wide", "biggest" "big")."""
+    (``-s``, ``-ed``, ``-est`` ...), with the ``e``, the doubled consonant or the ``y`` that
+    the inflection took ("widest" is "wide", "biggest" "big", "lazily" "lazy")."""
     forms = {word}
     forms.update(word[len(p):] for p in _PREFIXES
                  if word.startswith(p) and len(word) - len(p) >= _MIN_STEM)
@@ -56,6 +58,8 @@ def _forms(word: str) -> set[str]:
                 forms.update((stem, stem + "e"))
                 if stem[-1] == stem[-2]:
                     forms.add(stem[:-1])
+        forms.update(form[: -len(suffix)] + "y" for suffix in _Y_SUFFIXES
+                     if form.endswith(suffix) and len(form) - len(suffix) >= _MIN_STEM - 1)
     return forms
 
 
