@@ -133,6 +133,24 @@ def test_rows_are_read_with_their_header_and_bodies_with_their_directive() -> No
     assert {"set", "default", "mean"} <= spooled.context
 
 
+def test_a_sphinx_class_documents_its_class_and_a_version_note_is_read_with_its_body() -> None:
+    text = (".. class:: Manifest(entries=None)\n\n    Lists the cargo of one berth.\n\n"
+            "    .. deprecated:: 4.2\n        Goes away in the next major release.\n\n"
+            ".. rst-class:: wide\n\nA paragraph styled wide.\n")
+    lines = text.split("\n")
+    contexts = line_contexts(text)
+    note = lines.index("        Goes away in the next major release.")
+    # Under Sphinx, ``class`` is the Python domain's: its body is about the class.
+    assert contexts[note].title == 0
+    assert [text[a:b] for a, b in contexts[note].about] == [
+        "Manifest(entries=None)", "deprecated:: 4.2"]
+    # docutils' class directive, which Sphinx calls rst-class, names no thing.
+    assert directive_argument(".. rst-class:: wide") is None
+    assert lines.index("A paragraph styled wide.") not in contexts
+    body = next(s for s in sentences(text) if text[s.start:s.end].startswith("Goes away"))
+    assert body.title == "Manifest(entries=None)" and {"deprec", "manifest"} <= body.context
+
+
 def test_an_object_directive_is_a_title_and_never_a_quote_of_its_own() -> None:
     parts = sentences(REFERENCE)
     directive = next(s for s in parts if REFERENCE[s.start:s.end] == ".. envvar:: QUAYLINE_SPOOL")

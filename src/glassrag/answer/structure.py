@@ -42,7 +42,9 @@ _ROW_START = re.compile(LIST_TABLE_ROW)
 _DIRECTIVE = re.compile(r"([ \t]*)\.\.[ \t]+([\w:.-]+)::[ \t]+(\S[^\n]*)$")
 # Directives that hold text, code, media or structure rather than describe a named thing;
 # any other directive with an argument (envvar, option, confval, function, class, a domain's
-# py:method or CMake's variable) documents the thing its argument names.
+# py:method or CMake's variable) documents the thing its argument names. (Sphinx reads
+# ``.. class::`` as the Python class it documents; docutils' class directive is its
+# ``rst-class``.)
 _NOT_OBJECTS = frozenset({
     "admonition", "attention", "caution", "danger", "error", "hint", "important", "note",
     "tip", "warning", "seealso", "todo", "versionadded", "versionchanged", "deprecated",
@@ -53,9 +55,14 @@ _NOT_OBJECTS = frozenset({
     "glossary", "productionlist", "centered", "hlist", "container", "compound", "epigraph",
     "highlights", "pull-quote", "line-block", "parsed-literal", "sectionauthor",
     "moduleauthor", "codeauthor", "currentmodule", "module", "py:module", "py:currentmodule",
-    "program", "role", "class", "title", "header", "footer", "sectnum", "unicode", "date",
+    "program", "role", "rst-class", "title", "header", "footer", "sectnum", "unicode", "date",
     "replace", "plot", "doctest", "testcode", "testoutput", "testsetup", "testcleanup",
 })
+
+
+# The notes that say when something changed: their body ("Will be removed in 3.2.") is read
+# with the note's line, as the page shows it ("Deprecated since version 3.1").
+_VERSION_NOTES = frozenset({"versionadded", "versionchanged", "deprecated", "versionremoved"})
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,10 @@ def line_contexts(text: str) -> dict[int, LineContext]:
         out[index] = LineContext(about=tuple(spans[h] for h in header))
     for index, directive, argument in _directive_bodies(lines, starts):
         previous = out.get(index, LineContext())
+        if directive < 0:  # a version note: words to read with, no name
+            out[index] = LineContext(previous.about + (argument,), previous.title,
+                                     previous.name)
+            continue
         out[index] = LineContext(about=previous.about + (argument,), title=directive,
                                  name=argument)
     return out
@@ -224,10 +235,14 @@ def _grid_table(lines: Sequence[str], top: int,
 def _directive_bodies(lines: Sequence[str], starts: Sequence[int],
                       ) -> list[tuple[int, int, tuple[int, int]]]:
     """(line index, directive line index, argument span) for every line of the body of an
-    object directive: the lines after it indented deeper than it, blank lines between."""
+    object directive: the lines after it indented deeper than it, blank lines between. For
+    the body of a version note the directive index is -1 and the span is the note's name and
+    argument (``deprecated:: 3.1``)."""
     out: list[tuple[int, int, tuple[int, int]]] = []
     for index, line in enumerate(lines):
         argument = directive_argument(line) if ".. " in line else None
+        note = _version_note(line) if argument is None and ".. " in line else None
+        argument = argument or note
         if argument is None:
             continue
         indent = indent_of(line)
@@ -238,6 +253,15 @@ def _directive_bodies(lines: Sequence[str], starts: Sequence[int],
             if text.strip() and indent_of(text) <= indent:
                 break
             if text.strip():
-                out.append((body, index, span))
+                out.append((body, -1 if note else index, span))
             body += 1
     return out
+
+
+def _version_note(line: str) -> tuple[int, int] | None:
+    """The span, within ``line``, of a version note's name and argument
+    (``.. deprecated:: 3.1`` gives that of ``deprecated:: 3.1``), or None."""
+    match = _DIRECTIVE.match(line)
+    if match is None or match.group(2).lower() not in _VERSION_NOTES:
+        return None
+    return match.start(2), len(line.rstrip())
