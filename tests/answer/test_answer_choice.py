@@ -544,6 +544,22 @@ def test_a_question_asking_which_version_gets_the_changelog_title_the_entry_sits
     assert draft.status == NO_EVIDENCE and not draft.citations
 
 
+def test_a_unit_repeating_only_the_questions_words_answers_no_what_or_which() -> None:
+    # The best hit's list item names the file the question names, under a heading with the
+    # question's other words; the table it asks for is in a lower hit.
+    listing = make_hit("files.md#1", "- pyproject.toml\n- harbour.cfg\n",
+                       heading="Settings table", source="files.md")
+    answer = Hit(chunk=make_hit("config.md#1", "The settings of pyproject.toml are held in "
+                                "the ``[tool.harbour]`` table.\n", source="config.md").chunk,
+                 score=0.7)
+    question = "Which table of pyproject.toml holds the settings?"
+    assert quotes(question, [listing, answer]) == [
+        "The settings of pyproject.toml are held in the ``[tool.harbour]`` table."]
+    # A yes/no question may be answered in its own words.
+    assert quotes("Is pyproject.toml read?", [make_hit("f.md#2", "- pyproject.toml is read.\n")]) \
+        == ["- pyproject.toml is read."]
+
+
 def test_a_section_titled_with_no_name_takes_the_name_from_the_page_title_line() -> None:
     # The page opens with its name; the section that answers ("Basic Form") names nothing,
     # and its synopsis placeholder ``<dir>`` is no value of the page's.

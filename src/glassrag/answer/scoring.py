@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from glassrag.answer.passages import Unit, heading_terms, term_pairs
+from glassrag.answer.passages import Unit, heading_terms, term_pairs, title_unit
 from glassrag.answer.structure import line_contexts, line_starts
 from glassrag.answer.values import (
     DEFAULT_SAYINGS,
@@ -259,12 +259,17 @@ def states_default_of(unit: Unit) -> bool:
 
 def ranked(question: str, terms: list[str], weights: dict[str, float],
             candidates: Sequence[Unit]) -> list[Scored]:
-    """The candidates scored (:func:`_scored`), in preference order."""
+    """The candidates scored (:func:`_scored`), in preference order. A question asking
+    what, which or how is not answered by a unit that only repeats its words
+    (:func:`echoes`)."""
     valued = seeks_literal(question)
     # The literal of the kind asked for: a number for how many or which version, a name for
     # how to (a version question's answer is "3.10", not the `pip install` line beside it).
     kind = value_kind(question)
     asked = question.casefold()
+    if valued and not asks_yes_no(question):
+        words = frozenset(_question_tokens(question))
+        candidates = [c for c in candidates if not echoes(c, words, asked)]
     # Asked for the default, a value stated as the default is the answer's shape more than
     # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
     default = valued and asks_default(question)
@@ -285,6 +290,19 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
         key=lambda s: (not s.own, -round(s.preference, 9), s.unit.hit_index,
                        s.unit.sentence_index, s.unit.size),
     )
+
+
+def echoes(unit: Unit, words: frozenset[str], asked: str) -> bool:
+    """Whether ``unit`` says nothing the question does not: each of its terms is one of the
+    question's ``words`` and it holds no literal value the question (``asked``, casefolded)
+    lacks, nor does the title of its section (:func:`~glassrag.answer.passages.title_unit`).
+    A list item "- pyproject.toml" tells no one which table to write in pyproject.toml; the
+    description "Empties the cache." under the title ``flush_cache`` tells which command
+    does. (A yes/no question may be answered in its own words, and is not asked this.)"""
+    if not unit.terms or not unit.terms <= words or new_literal(unit, asked):
+        return False
+    title = title_unit(unit)
+    return title is None or not new_literal(title, asked, "name")
 
 
 def new_literal(unit: Unit, asked: str, kind: str = "any", titled: bool = True) -> bool:
