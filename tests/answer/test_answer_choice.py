@@ -769,6 +769,7 @@ def test_a_chinese_demonstrative_with_ji_counts_nothing() -> None:
     draft = extractive_answer("Cascader 自带的那几个合并选项的处理函数要从哪个路径引入？", [hit])
     assert draft.status == ANSWERED
 
+
 def test_a_sentence_naming_what_follows_brings_the_code_block_after_it() -> None:
     # "the following command." / "以下のコマンド…。" / "如下命令。" point at the code below them
     # as a sentence ending in ":" does, across a blank line.
@@ -778,6 +779,10 @@ def test_a_sentence_naming_what_follows_brings_the_code_block_after_it() -> None
         text = f"{sentence}\n\n```\nlinkcheck --all\n```\n\nOther prose."
         end = text.index("\n\n")
         assert text[:introduced_end(text, end)].endswith("linkcheck --all\n```")
+    # In reST the code follows as a code directive and its indented body.
+    rst = ("To run every check, use the following command.\n\n.. code-block:: sh\n\n"
+           "    ./scripts/check-all\n\nOther prose.\n")
+    assert rst[:introduced_end(rst, rst.index("\n"))].endswith("./scripts/check-all")
     japanese = ("テストの準備ができました。以下のコマンドを実行すると、"
                 "付属のテストが全て実行されます。\n\n```\nrake spec\n```\n")
     hit = make_hit("test#2", japanese, heading="テスト")

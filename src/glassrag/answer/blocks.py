@@ -205,8 +205,9 @@ def introduced_end(text: str, end: int) -> int:
     closing fence), a list or table (to the first blank line after which neither an item nor
     a line indented deeper than the sentence follows), or an indented block such as a reST
     directive's body; a sentence naming what follows ("the following command.", 以下, 如下)
-    introduces a fenced code block only. The block ends before the next section's title. Cut
-    at a line end once :data:`MAX_INTRODUCED_CHARS` is reached.
+    introduces a code block only (fenced, or a reST code directive with its body). The block
+    ends before the next section's title. Cut at a line end once
+    :data:`MAX_INTRODUCED_CHARS` is reached.
     """
     colon = _introduces(text, end)
     if not colon and not (_FENCE_NEXT.match(text, end) and _points_ahead(text, end)):
@@ -251,7 +252,9 @@ def introduced_end(text: str, end: int) -> int:
 _POINTS_AHEAD = re.compile(r"\b(?:following|below|as follows)\b|\u4ee5\u4e0b|\u6b21\u306e|"
                            r"\u4e0b\u8a18|\u5982\u4e0b|\u4e0b\u9762|\u4e0b\u5217", re.IGNORECASE)
 # A fenced code block on the first non-blank line after the one holding a sentence's end.
-_FENCE_NEXT = re.compile(r"[^\n]*\n(?:[^\S\n]*\n)*[ \t]*(?:`{3,}|~{3,})")
+# A fenced code block, or a reST code directive, after the rest of the line and blank lines.
+_FENCE_NEXT = re.compile(r"[^\n]*\n(?:[^\S\n]*\n)*[ \t]*"
+                         r"(?:`{3,}|~{3,}|\.\.[ \t]+(?:code-block|code|sourcecode)::)")
 _SENTENCE_STOP = re.compile(r"[.!?](?=\s)|[\u3002\uff01\uff1f]|\n[ \t]*\n")
 
 
