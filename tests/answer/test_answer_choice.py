@@ -544,6 +544,20 @@ def test_a_question_asking_which_version_gets_the_changelog_title_the_entry_sits
     assert draft.status == NO_EVIDENCE and not draft.citations
 
 
+def test_a_changelog_entry_answers_which_version_with_its_heading_path_in_the_label() -> None:
+    # The release is named once, in a title above the chunk; the label says where the entry is.
+    hit = make_hit("CHANGES.md#7", "### Added\n\n- The sidebar can be folded.\n",
+                   heading="Changelog › 2.4.0 (2024-03-18) › Added", source="CHANGES.md")
+    draft = extractive_answer("In which version can the sidebar be folded?", [hit])
+    assert draft.status == ANSWERED
+    assert [c.quote for c in draft.citations] == ["- The sidebar can be folded."]
+    assert draft.text == ("Based on CHANGES.md (Changelog › 2.4.0 (2024-03-18) › Added): "
+                          "- The sidebar can be folded.")
+    # Asked anything else, the label is the source alone.
+    draft = extractive_answer("Can the sidebar be folded?", [hit])
+    assert draft.text == "Based on CHANGES.md: - The sidebar can be folded."
+
+
 def test_a_unit_repeating_only_the_questions_words_answers_no_what_or_which() -> None:
     # The best hit's list item names the file the question names, under a heading with the
     # question's other words; the table it asks for is in a lower hit.

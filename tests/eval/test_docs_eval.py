@@ -23,6 +23,7 @@ from glassrag.errors import InvalidInput
 from glassrag.eval.docs import percentile, run_docs_eval
 from glassrag.eval.docs_questions import (
     Span,
+    answer_text,
     holds_answer,
     is_question_file,
     load_questions,
@@ -30,6 +31,7 @@ from glassrag.eval.docs_questions import (
     overlaps,
     path_matches,
 )
+from glassrag.records import Answer, Citation
 
 DATA = TEST_DATA / "docs_eval"
 QUESTIONS = DATA / "questions.jsonl"
@@ -312,3 +314,14 @@ def test_eval_and_calibrate_show_nothing_the_asker_may_not_read(tmp_path: Path,
         assert secret not in shown, secret
     assert all(item["source"] == "relay.md" for r in report.rows
                for item in (*r["citations"], *r["top_hits"]))
+
+
+def test_answer_text_drops_the_source_but_keeps_a_heading_path_the_label_shows() -> None:
+    cite = Citation(chunk_id="CHANGES.md#7", doc_id="CHANGES.md", source="CHANGES.md",
+                    title="Changes", line_start=3, line_end=3, quote="- Folding.")
+    labelled = Answer(status="answered", citations=(cite,), evidence=(), trace_id=None,
+                      answer="Based on CHANGES.md (Changelog › 2.4.0 › Added): - Folding.")
+    assert answer_text(labelled) == " (Changelog › 2.4.0 › Added): - Folding."
+    plain = Answer(status="answered", citations=(cite,), evidence=(), trace_id=None,
+                   answer="Based on CHANGES.md: - Folding.\nBased on CHANGES.mdx: no")
+    assert answer_text(plain) == "- Folding.\nBased on CHANGES.mdx: no"

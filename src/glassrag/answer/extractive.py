@@ -14,7 +14,7 @@ from glassrag.answer.blocks import markup_only
 from glassrag.answer.passages import heading_terms, units
 from glassrag.answer.scoring import Scored, coverage, question_terms, ranked, weights_for
 from glassrag.answer.value_choice import value_for
-from glassrag.answer.values import lacks_quantity, seeks_literal
+from glassrag.answer.values import asks_version, lacks_quantity, literals, of_kind, seeks_literal
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 from glassrag.text.analysis import unique_terms
@@ -137,15 +137,35 @@ def extractive_answer(
         for s in scored[:NOTED_CANDIDATES]
     ]
     quotes = [s.unit.quote for s in chosen]
+    dated = _dated_section(question, chosen, quotes)
     return Draft(
         status=ANSWERED,
-        text=render([(s.unit.chunk.source or s.unit.chunk.doc_id, q)
-                     for s, q in zip(chosen, quotes, strict=True)]),
+        text=render([(_label(s, s is dated), q) for s, q in zip(chosen, quotes, strict=True)]),
         citations=tuple(DraftCitation(s.unit.chunk.chunk_id, q)
                         for s, q in zip(chosen, quotes, strict=True)),
         answerer="extractive",
         notes=notes,
     )
+
+
+def _dated_section(question: str, chosen: list[Scored], quotes: list[str]) -> Scored | None:
+    """For a question asking which version, when no quote states a number: the first chosen
+    unit whose heading path does ("Changelog › 1.6.0 (2026-10-03) › New"). A changelog gives
+    the release once, in a title that may lie in another chunk; its label names it."""
+    if not asks_version(question):
+        return None
+    asked = question.casefold()
+    if any(v not in asked for q in quotes for v in of_kind(literals(q), "number")):
+        return None
+    return next((s for s in chosen if any(
+        v not in asked for v in of_kind(literals(s.unit.chunk.heading or ""), "number"))), None)
+
+
+def _label(scored: Scored, with_heading: bool) -> str:
+    """Where a quote is from: its source, and with ``with_heading`` its heading path."""
+    chunk = scored.unit.chunk
+    source = chunk.source or chunk.doc_id
+    return f"{source} ({chunk.heading})" if with_heading else source
 
 
 def _best_addition(

@@ -20,7 +20,9 @@ from glassrag.answer.structure import line_contexts, line_starts
 from glassrag.answer.values import (
     DEFAULT_SAYINGS,
     asks_default,
+    asks_version,
     asks_yes_no,
+    literals,
     names_default,
     of_kind,
     seeks_literal,
@@ -269,7 +271,8 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     asked = question.casefold()
     if valued and not asks_yes_no(question):
         words = frozenset(_question_tokens(question))
-        candidates = [c for c in candidates if not echoes(c, words, asked)]
+        version = asks_version(question)
+        candidates = [c for c in candidates if not echoes(c, words, asked, version)]
     # Asked for the default, a value stated as the default is the answer's shape more than
     # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
     default = valued and asks_default(question)
@@ -292,15 +295,20 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     )
 
 
-def echoes(unit: Unit, words: frozenset[str], asked: str) -> bool:
+def echoes(unit: Unit, words: frozenset[str], asked: str, version: bool = False) -> bool:
     """Whether ``unit`` says nothing the question does not: each of its terms is one of the
     question's ``words`` and it holds no literal value the question (``asked``, casefolded)
     lacks, nor does the title of its section (:func:`~glassrag.answer.passages.title_unit`).
     A list item "- pyproject.toml" tells no one which table to write in pyproject.toml; the
     description "Empties the cache." under the title ``flush_cache`` tells which command
-    does. (A yes/no question may be answered in its own words, and is not asked this.)"""
+    does, and, to a question asking which version (``version``), so does an entry under a
+    heading path holding a number ("Changelog › 1.6.0"). (A yes/no question may be answered
+    in its own words, and is not asked this.)"""
     if not unit.terms or not unit.terms <= words or new_literal(unit, asked):
         return False
+    if version and any(value not in asked for value in
+                       of_kind(literals(unit.chunk.heading or ""), "number")):
+        return False  # a changelog entry under "1.6.0" says which release added what it names
     title = title_unit(unit)
     return title is None or not new_literal(title, asked, "name")
 

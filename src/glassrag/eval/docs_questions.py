@@ -86,12 +86,18 @@ def holds_answer(answer: str, golds: tuple[str, ...] | list[str]) -> bool:
 
 
 def answer_text(answer: Answer) -> str:
-    """The answer text without the ``Based on <source>: `` prefixes of the renderer, so that
-    a file name can never count as (part of) an answer."""
-    prefixes = tuple(f"Based on {c.source}: " for c in answer.citations)
+    """The answer text without the ``Based on <source>`` prefixes of the renderer, so that
+    a file name can never count as (part of) an answer. A heading path the label shows
+    (``Based on CHANGES.md (Changelog › 1.6.0): ``) stays: it is what the answer says."""
+    prefixes = tuple(f"Based on {c.source}" for c in answer.citations)
     lines = answer.answer.split("\n")
-    return "\n".join(next((line[len(p):] for p in prefixes if line.startswith(p)), line)
-                     for line in lines)
+    return "\n".join(next((_after(line, p) for p in prefixes if line.startswith(p + ": ")
+                           or line.startswith(p + " (")), line) for line in lines)
+
+
+def _after(line: str, prefix: str) -> str:
+    rest = line[len(prefix):]
+    return rest[2:] if rest.startswith(": ") else rest
 
 
 def _clean_path(path: str) -> str:
