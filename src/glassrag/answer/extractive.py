@@ -14,7 +14,7 @@ from glassrag.answer.blocks import markup_only
 from glassrag.answer.passages import heading_terms, units
 from glassrag.answer.scoring import Scored, coverage, question_terms, ranked, weights_for
 from glassrag.answer.value_choice import value_for
-from glassrag.answer.values import asks_version, lacks_quantity, literals, of_kind, seeks_literal
+from glassrag.answer.values import asks_version, lacks_quantity, seeks_literal, states_number
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 from glassrag.text.analysis import unique_terms
@@ -155,10 +155,9 @@ def _dated_section(question: str, chosen: list[Scored], quotes: list[str]) -> Sc
     if not asks_version(question):
         return None
     asked = question.casefold()
-    if any(v not in asked for q in quotes for v in of_kind(literals(q), "number")):
+    if any(states_number(q, asked) for q in quotes):
         return None
-    return next((s for s in chosen if any(
-        v not in asked for v in of_kind(literals(s.unit.chunk.heading or ""), "number"))), None)
+    return next((s for s in chosen if states_number(s.unit.chunk.heading or "", asked)), None)
 
 
 def _label(scored: Scored, with_heading: bool) -> str:

@@ -22,11 +22,11 @@ from glassrag.answer.values import (
     asks_default,
     asks_version,
     asks_yes_no,
-    literals,
     names_default,
     of_kind,
     seeks_literal,
     states_default,
+    states_number,
     value_kind,
 )
 from glassrag.text.analysis import analyze, is_particle, is_question_word, unique_terms
@@ -306,8 +306,7 @@ def echoes(unit: Unit, words: frozenset[str], asked: str, version: bool = False)
     in its own words, and is not asked this.)"""
     if not unit.terms or not unit.terms <= words or new_literal(unit, asked):
         return False
-    if version and any(value not in asked for value in
-                       of_kind(literals(unit.chunk.heading or ""), "number")):
+    if version and states_number(unit.chunk.heading or "", asked):
         return False  # a changelog entry under "1.6.0" says which release added what it names
     title = title_unit(unit)
     return title is None or not new_literal(title, asked, "name")

@@ -39,21 +39,20 @@ def value_for(question: str, first: Scored, scored: list[Scored]) -> Scored | No
         # A number in a title is rarely the one asked for ("Step 3"), but a version is: a
         # changelog's entry sits under "Version 5.2" or "v4.1.3 (2021.01.08)".
         titled = (None if default or (kind == "number" and not asks_version(question))
-                  else _titled_name(first, asked, scored, kind))
+                  else _titled_name(first, asked, scored, "number" if kind == "number" else "name"))
         return (titled or _value_under_named(first, scored, asked, kind, default)
                 or _value_in_section(first, scored, asked, kind, default))
     return None
 
 
-def _titled_name(first: Scored, asked: str, scored: list[Scored],
-                 kind: str = "name") -> Scored | None:
+def _titled_name(first: Scored, asked: str, scored: list[Scored], kind: str) -> Scored | None:
     """The heading line above ``first`` when it is the only name in sight: a question asking
     which command, option or call does something, answered by the description under a
     section titled with that name (:func:`~glassrag.answer.passages.title_unit`). When the
     section's own title names nothing ("Normal Executables"), the page's title line may: a
     reference page names what it documents once, at its top, which is then in the page's
-    opening chunk among the evidence rather than in the chunk quoted."""
-    kind = "number" if kind == "number" else "name"
+    opening chunk among the evidence rather than in the chunk quoted. ``kind`` is "name", or
+    "number" for a question asking which version (a changelog's "v4.1.3" title)."""
     title = title_unit(first.unit)
     if title is not None and new_literal(title, asked, kind):
         return Scored(title, first.coverage, first.preference, title.terms, 0.0, title=True)

@@ -196,7 +196,7 @@ def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
     number in digits (a port is never written as a word): such quotes answer something else."""
     asked = question.casefold()
     if _ASKS_PORT.search(question) is not None:
-        return not any(_states_number(quote, asked) for quote in quotes)
+        return not any(states_number(quote, asked) for quote in quotes)
     if not asks_count(question):
         return False
     return not any(states_quantity(quote, asked) for quote in quotes)
@@ -205,7 +205,7 @@ def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
 def states_quantity(text: str, asked: str) -> bool:
     """Whether ``text`` gives a quantity the question (``asked``, casefolded) does not
     already name: a number, or a number written as a word."""
-    if _states_number(text, asked):
+    if states_number(text, asked):
         return True
     return any(word.group().casefold() not in asked for word in _NUMBER_WORD.finditer(text))
 
@@ -215,8 +215,9 @@ def states_quantity(text: str, asked: str) -> bool:
 _REFERENCE_DIGITS = re.compile(r"\[\d{1,3}\]|(?<=[\w.+-])\(\d[a-z]?\)")
 
 
-def _states_number(text: str, asked: str) -> bool:
-    """Whether ``text`` holds a number in digits that ``asked`` does not already name."""
+def states_number(text: str, asked: str) -> bool:
+    """Whether ``text`` holds a number in digits that ``asked`` (the question, casefolded)
+    does not already name."""
     if "[" in text or "(" in text:
         text = _REFERENCE_DIGITS.sub(" ", text)
     return any(value not in asked for value in of_kind(literals(text), "number"))
