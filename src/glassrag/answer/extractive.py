@@ -12,7 +12,14 @@ from collections.abc import Sequence
 
 from glassrag.answer.blocks import markup_only
 from glassrag.answer.passages import heading_terms, units
-from glassrag.answer.scoring import Scored, coverage, question_terms, ranked, weights_for
+from glassrag.answer.scoring import (
+    Scored,
+    coverage,
+    dated_heading,
+    question_terms,
+    ranked,
+    weights_for,
+)
 from glassrag.answer.value_choice import value_for
 from glassrag.answer.values import asks_version, lacks_quantity, seeks_literal, states_number
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
@@ -157,7 +164,7 @@ def _dated_section(question: str, chosen: list[Scored], quotes: list[str]) -> Sc
     asked = question.casefold()
     if any(states_number(q, asked) for q in quotes):
         return None
-    return next((s for s in chosen if states_number(s.unit.chunk.heading or "", asked)), None)
+    return next((s for s in chosen if dated_heading(s.unit, asked)), None)
 
 
 def _label(scored: Scored, with_heading: bool) -> str:

@@ -269,15 +269,15 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     # how to (a version question's answer is "3.10", not the `pip install` line beside it).
     kind = value_kind(question)
     asked = question.casefold()
+    tokens = _question_tokens(question)
     if valued and not asks_yes_no(question):
-        words = frozenset(_question_tokens(question))
-        version = asks_version(question)
+        words, version = frozenset(tokens), asks_version(question)
         candidates = [c for c in candidates if not echoes(c, words, asked, version)]
     # Asked for the default, a value stated as the default is the answer's shape more than
     # any other: "less than 64 KiB" in a tutorial is not the option's "Default: `64 * 1024`".
     default = valued and asks_default(question)
     contexts = _contexts(candidates)
-    question_asked = _Asked.of(terms, weights, term_pairs(_question_tokens(question)),
+    question_asked = _Asked.of(terms, weights, term_pairs(tokens),
                                candidates, asks_yes_no(question),
                                DEFAULT_WORDS.intersection(terms) if names_default(question)
                                else frozenset())
@@ -306,10 +306,16 @@ def echoes(unit: Unit, words: frozenset[str], asked: str, version: bool = False)
     in its own words, and is not asked this.)"""
     if not unit.terms or not unit.terms <= words or new_literal(unit, asked):
         return False
-    if version and states_number(unit.chunk.heading or "", asked):
+    if version and dated_heading(unit, asked):
         return False  # a changelog entry under "1.6.0" says which release added what it names
     title = title_unit(unit)
     return title is None or not new_literal(title, asked, "name")
+
+
+def dated_heading(unit: Unit, asked: str) -> bool:
+    """Whether the unit's heading path holds a number the question (``asked``, casefolded)
+    does not name: the release a changelog entry sits under ("Changelog › 1.6.0 › New")."""
+    return states_number(unit.chunk.heading or "", asked)
 
 
 def new_literal(unit: Unit, asked: str, kind: str = "any", titled: bool = True) -> bool:

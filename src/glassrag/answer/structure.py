@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from glassrag.text.sentences import (
     FIELD,
@@ -102,11 +102,9 @@ def line_contexts(text: str) -> dict[int, LineContext]:
     for index, directive, argument in _directive_bodies(lines, starts):
         previous = out.get(index, LineContext())
         if directive < 0:  # a version note: words to read with, no name
-            out[index] = LineContext(previous.about + (argument,), previous.title,
-                                     previous.name)
-            continue
-        out[index] = LineContext(about=previous.about + (argument,), title=directive,
-                                 name=argument)
+            out[index] = replace(previous, about=previous.about + (argument,))
+        else:
+            out[index] = LineContext(previous.about + (argument,), directive, argument)
     return out
 
 

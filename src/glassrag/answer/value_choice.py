@@ -37,9 +37,11 @@ def value_for(question: str, first: Scored, scored: list[Scored]) -> Scored | No
     # The directive's name a unit is read with is quoted as its title, not taken as stated.
     if default or not new_literal(first.unit, asked, kind, titled=False):
         # A number in a title is rarely the one asked for ("Step 3"), but a version is: a
-        # changelog's entry sits under "Version 5.2" or "v4.1.3 (2021.01.08)".
-        titled = (None if default or (kind == "number" and not asks_version(question))
-                  else _titled_name(first, asked, scored, "number" if kind == "number" else "name"))
+        # changelog's entry sits under "Version 5.2" or "v4.1.3 (2021.01.08)". (A question
+        # asking which version asks for a number.)
+        version = asks_version(question)
+        titled = (None if default or (kind == "number" and not version)
+                  else _titled_name(first, asked, scored, "number" if version else "name"))
         return (titled or _value_under_named(first, scored, asked, kind, default)
                 or _value_in_section(first, scored, asked, kind, default))
     return None

@@ -89,15 +89,17 @@ def answer_text(answer: Answer) -> str:
     """The answer text without the ``Based on <source>`` prefixes of the renderer, so that
     a file name can never count as (part of) an answer. A heading path the label shows
     (``Based on CHANGES.md (Changelog › 1.6.0): ``) stays: it is what the answer says."""
-    prefixes = tuple(f"Based on {c.source}" for c in answer.citations)
-    lines = answer.answer.split("\n")
-    return "\n".join(next((_after(line, p) for p in prefixes if line.startswith(p + ": ")
-                           or line.startswith(p + " (")), line) for line in lines)
+    labels = [f"Based on {c.source}" for c in answer.citations]
+    return "\n".join(_unlabelled(line, labels) for line in answer.answer.split("\n"))
 
 
-def _after(line: str, prefix: str) -> str:
-    rest = line[len(prefix):]
-    return rest[2:] if rest.startswith(": ") else rest
+def _unlabelled(line: str, labels: list[str]) -> str:
+    for label in labels:
+        if line.startswith(label + ": "):
+            return line[len(label) + 2 :]
+        if line.startswith(label + " ("):
+            return line[len(label) :]
+    return line
 
 
 def _clean_path(path: str) -> str:
