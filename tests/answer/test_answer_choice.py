@@ -921,3 +921,24 @@ def test_a_yes_no_question_gets_the_short_verdict_beside_the_sentence_with_its_w
     hit = make_hit("io#3", japanese, heading="IO クラスの作り方")
     assert quotes("IO クラスはカテゴリ機能に必ず対応させないといけませんか？", [hit]) == [
         japanese.strip()]
+
+
+def test_a_question_asking_what_happens_unless_told_otherwise_asks_for_the_default() -> None:
+    for question in ("Where does the tool keep wheels unless told otherwise?",
+                     "Which port is used when nothing else is configured?",
+                     "How large can a body be if I haven't changed anything?",
+                     "Where does it create the folder unless I tell it otherwise?",
+                     "如果我不传 tpl，倒计时按什么格式显示？",
+                     "没传 timeout 时等多久？",
+                     "elements オプションを何も渡さずに有効にした場合、どの属性が検査されますか？",
+                     "ポートを指定せずに起動したら何番になりますか？"):
+        assert asks_default(question), question
+    assert not asks_default("How do I tell it which port to use?")
+    text = ("## オプション\n\n`targets` オプションで検査する属性を要素ごとに指定できます。\n"
+            "指定しない属性は検査しません。\n\nデフォルト: `{ '*': ['title', 'placeholder'] }`\n")
+    hit = make_hit("rule#3", text, heading="require-label-text › オプション")
+    question = ("require-label-text を targets オプションに何も渡さずに使うと、"
+                "どの属性が検査されますか？")
+    assert quotes(question, [hit]) == [
+        "`targets` オプションで検査する属性を要素ごとに指定できます。",
+        "デフォルト: `{ '*': ['title', 'placeholder'] }`"]

@@ -97,15 +97,21 @@ DEFAULT_SAYINGS = ("default", "\u9ed8\u8ba4", "\u9ed8\u8a8d", "\u7f3a\u7701",
                    "\u521d\u671f\u8a2d\u5b9a", "\u6a19\u6e96\u3067")
 _DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b|" + "|".join(DEFAULT_SAYINGS[1:]), re.IGNORECASE)
 # A question about the default that does not say the word: what happens when nothing is set
-# ("if I don't set minimum_size", "unless I specify one", "out of the box", "不设置的话",
-# "特に設定しない場合", "何も指定しなかった場合").
+# ("if I don't set minimum_size", "unless I specify one", "unless told otherwise", "when
+# nothing else is configured", "out of the box", "不设置的话", "如果我不传 tpl",
+# "特に設定しない場合", "何も指定しなかった場合", "何も渡さずに").
 _ASKS_UNSET = re.compile(
-    r"\b(?:if|when) (?:i|we|you) (?:do not|don't|never) (?:set|specify|pass|configure|change)\b"
-    r"|\bunless (?:i|we|you) (?:set|specify|pass|configure|change)\b|\bout of the box\b"
-    r"|\bwithout (?:setting|specifying|passing|configuring)\b"
-    r"|\u4e0d(?:\u505a\u4efb\u4f55)?(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a|\u4fee\u6539)"
-    r"|\u6ca1\u6709(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a)"
-    r"|(?:\u6307\u5b9a|\u8a2d\u5b9a)\u3057(?:\u306a\u3044|\u306a\u304b\u3063\u305f)",
+    r"\b(?:if|when) (?:i|we|you) (?:do not|don't|did not|didn't|have not|haven't|never)"
+    r" (?:set|specif(?:y|ied)|pass(?:ed)?|configured?|changed?|touch(?:ed)?|give|given"
+    r"|provided?|tell|told)\b"
+    r"|\bunless (?:i|we|you) (?:set|specify|pass|configure|change|tell|give|provide)\b"
+    r"|\bunless (?:told|configured|specified|set|changed|overridden)\b|\bout of the box\b"
+    r"|\b(?:if|when) nothing(?: else)? is (?:set|configured|specified|given|passed|changed)\b"
+    r"|\bwithout (?:setting|specifying|passing|configuring|changing|giving|providing)\b"
+    r"|\u4e0d(?:\u505a\u4efb\u4f55)?(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a|\u4fee\u6539|\u4f20)"
+    r"|\u6ca1(?:\u6709)?(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a|\u4f20)"
+    r"|(?:\u6307\u5b9a|\u8a2d\u5b9a)(?:\u3057(?:\u306a\u3044|\u306a\u304b\u3063\u305f)|\u305b\u305a)"
+    r"|\u6e21\u3055(?:\u306a\u3044|\u306a\u304b\u3063\u305f|\u305a)",
     re.IGNORECASE,
 )
 # How far after that word the value may start ("Defaults to `600`", "**Default:** `500`",
