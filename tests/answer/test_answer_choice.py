@@ -942,3 +942,30 @@ def test_a_question_asking_what_happens_unless_told_otherwise_asks_for_the_defau
     assert quotes(question, [hit]) == [
         "`targets` オプションで検査する属性を要素ごとに指定できます。",
         "デフォルト: `{ '*': ['title', 'placeholder'] }`"]
+
+
+def test_a_further_quote_adding_a_small_share_of_the_question_is_quoted() -> None:
+    text = ("#### language\n\n"
+            "- The interface language of the admin site. Built in: `en_US`, `zh_CN`.\n"
+            "- Since 0.1.1 the value is read from `LANGUAGE` or `LANG`, then the system, "
+            "then `en_US`.\n"
+            "- Note: setting this value does not switch the language by itself; "
+            "follow the translation tutorial.\n")
+    hit = make_hit("settings#7", text, heading="Settings › language")
+    question = ("I put zh_CN into the language setting of the admin site. Does the interface "
+                "language change at once?")
+    assert quotes(question, [hit]) == [
+        "- The interface language of the admin site. Built in: `en_US`, `zh_CN`.",
+        "- Note: setting this value does not switch the language by itself; follow the "
+        "translation tutorial."]
+
+
+def test_a_quote_adding_a_small_share_does_not_state_the_quantity_asked_for() -> None:
+    retries = make_hit("upload#3", "The client retries a failed upload until the `retries` "
+                       "limit is reached.\n", heading="Uploads › Retries")
+    sockets = make_hit("net#9", "An idle socket is closed after 30 seconds, and the connection "
+                       "pool then gives up on it.\n", heading="Network › Sockets")
+    draft = extractive_answer("How many times does the client retry a failed upload before "
+                              "it gives up?", [retries, sockets])
+    assert draft.status == NO_EVIDENCE
+    assert "states one" in str(draft.notes["reason"])

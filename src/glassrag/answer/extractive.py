@@ -39,8 +39,13 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
 
 # A further sentence must add at least this share of the question's total term weight;
-# below it the sentence only repeats what the first one already answered.
-MIN_ADDED_COVERAGE = 0.15
+# below it the sentence only repeats what the first one already answered. One more of the
+# question's words is often where the answer is (the list item after the one that matched
+# the setting's name says that setting it "does not switch the language by itself").
+MIN_ADDED_COVERAGE = 0.05
+# A further sentence adding less than this share is context: it does not count as stating
+# the number a how-many question asks for (an idle socket's "30 seconds" is no retry count).
+ADDED_COVERAGE_TO_STATE = 0.15
 # Candidates listed in the draft's notes (the trace); the rest only cost space.
 NOTED_CANDIDATES = 10
 
@@ -122,13 +127,16 @@ def extractive_answer(
         # line goes after the sentence it completes.
         chosen.insert(0 if value.title else 1, value)
         covered |= value.covered
+    stating = list(chosen)  # the quotes that may state the quantity asked for
     while len(chosen) < settings.max_sentences:
         gain, extra = _best_addition(terms, weights, covered, scored, chosen, subject)
         if extra is None or gain < MIN_ADDED_COVERAGE:
             break
         chosen.append(extra)
         covered |= extra.covered
-    if lacks_quantity(question, (s.unit.quote for s in chosen)):  # with what ":" introduces
+        if gain >= ADDED_COVERAGE_TO_STATE:
+            stating.append(extra)
+    if lacks_quantity(question, (s.unit.quote for s in stating)):  # with what ":" introduces
         notes["reason"] = ("the question asks for a quantity and no quote covering its words "
                            "states one")
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
