@@ -404,6 +404,18 @@ def test_the_answer_closest_in_meaning_also_gets_the_value_of_its_section() -> N
         "Export `FROB_LOCALE=C.UTF-8` in the job's environment first."]
 
 
+def test_the_semantic_answer_adds_a_quote_covering_more_of_the_question() -> None:
+    failure = make_hit("export#2", "An export stops halfway when the disk is nearly full.\n",
+                       heading="Exports › Failures")
+    schedule = make_hit("sched#5", "Each nightly run keeps its log in /var/log/exporter.log "
+                        "for a week.\n", heading="Scheduling")
+    draft = semantic_answer("Why does my nightly export stop halfway through, and where is "
+                            "its log kept?", [failure, schedule], HashEmbedder(256), 0.1)
+    assert [c.quote for c in draft.citations] == [
+        "An export stops halfway when the disk is nearly full.",
+        "Each nightly run keeps its log in /var/log/exporter.log for a week."]
+
+
 def test_a_bold_faq_question_is_quoted_with_the_answer_below_it() -> None:
     text = ("## 3 存储\n\n1. **归档文件在磁盘上能留多长时间？**\n\n"
             "   归档文件最多留 5 天，之后清理。\n\n2. **单个归档文件多大？**\n\n   通常是 64MB\n")

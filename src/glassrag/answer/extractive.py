@@ -128,13 +128,11 @@ def extractive_answer(
         chosen.insert(0 if value.title else 1, value)
         covered |= value.covered
     stating = list(chosen)  # the quotes that may state the quantity asked for
-    while len(chosen) < settings.max_sentences:
-        gain, extra = _best_addition(terms, weights, covered, scored, chosen, subject)
-        if extra is None or gain < MIN_ADDED_COVERAGE:
-            break
+    for extra, states in further_quotes(terms, weights, covered, scored, chosen, subject,
+                                        settings.max_sentences):
         chosen.append(extra)
         covered |= extra.covered
-        if gain >= ADDED_COVERAGE_TO_STATE:
+        if states:
             stating.append(extra)
     if lacks_quantity(question, (s.unit.quote for s in stating)):  # with what ":" introduces
         notes["reason"] = ("the question asks for a quantity and no quote covering its words "
@@ -180,6 +178,25 @@ def _label(scored: Scored, with_heading: bool) -> str:
     chunk = scored.unit.chunk
     source = chunk.source or chunk.doc_id
     return f"{source} ({chunk.heading})" if with_heading else source
+
+
+def further_quotes(terms: list[str], weights: dict[str, float], covered: set[str],
+                   scored: list[Scored], chosen: list[Scored], subject: frozenset[str],
+                   limit: int) -> list[tuple[Scored, bool]]:
+    """The quotes to add after ``chosen`` (``limit`` quotes in all), best gain first: each
+    covers at least :data:`MIN_ADDED_COVERAGE` more of the question's term weight than the
+    quotes before it, and comes with whether it may state the value asked for (it adds
+    :data:`ADDED_COVERAGE_TO_STATE` or more)."""
+    covered, taken = set(covered), list(chosen)
+    added: list[tuple[Scored, bool]] = []
+    while len(taken) < limit:
+        gain, extra = _best_addition(terms, weights, covered, scored, taken, subject)
+        if extra is None or gain < MIN_ADDED_COVERAGE:
+            break
+        taken.append(extra)
+        covered |= extra.covered
+        added.append((extra, gain >= ADDED_COVERAGE_TO_STATE))
+    return added
 
 
 def _best_addition(

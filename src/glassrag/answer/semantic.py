@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from glassrag.answer.extractive import render
-from glassrag.answer.passages import Unit, units
+from glassrag.answer.extractive import further_quotes, render
+from glassrag.answer.passages import Unit, heading_terms, units
 from glassrag.answer.scoring import question_terms, ranked, weights_for
 from glassrag.answer.value_choice import value_for
 from glassrag.answer.values import lacks_quantity
@@ -27,7 +27,8 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
     """Quote the evidence sentence closest in meaning to ``question`` (cosine, same embedder
     as the dense index), for paraphrases that share no words with the answer, with the block
     it introduces and, when it lacks the value the question asks for, the unit of its section
-    that holds it (as :func:`~glassrag.answer.extractive.extractive_answer` does).
+    that holds it, then the quotes covering more of the question's words (both as
+    :func:`~glassrag.answer.extractive.extractive_answer` chooses them).
 
     Still verbatim and cited; ``no_evidence`` when no sentence reaches ``min_score``.
     """
@@ -55,6 +56,9 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
     if lacks_quantity(question, (u.quote for u in chosen)):  # with what ":" introduces
         notes["reason"] = "the question asks for a quantity and the closest sentence states none"
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
+    # Further quotes are context for the sentence the answer stands on: the quantity asked for
+    # must be in that sentence or its value line.
+    chosen += _further(question, chosen, quotable, settings.max_sentences)
     quotes = [u.quote for u in chosen]
     return Draft(
         status=ANSWERED,
@@ -64,6 +68,25 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
                         for u, q in zip(chosen, quotes, strict=True)),
         answerer="extractive", notes=notes,
     )
+
+
+def _further(question: str, chosen: list[Unit], quotable: Sequence[Unit],
+             limit: int) -> list[Unit]:
+    """The quotes to add after the sentence closest in meaning (and its value): those covering
+    more of the question's words, chosen as the lexical answerer adds them
+    (:func:`~glassrag.answer.extractive.further_quotes`)."""
+    if len(chosen) >= limit:
+        return []
+    terms = question_terms(question)
+    weights = weights_for(terms, quotable, None)
+    scored = ranked(question, terms, weights, quotable)
+    placed = [s for u in chosen for s in scored if s.unit is u]
+    if len(placed) != len(chosen):
+        return []  # a chosen unit only repeats the question (ranked leaves it out)
+    covered: set[str] = set().union(*(s.covered | s.unit.context for s in placed))
+    added = further_quotes(terms, weights, covered, scored, placed,
+                           heading_terms(chosen[0].chunk), limit)
+    return [s.unit for s, _ in added]
 
 
 def _semantic_value(question: str, best: Unit, candidates: Sequence[Unit]) -> Unit | None:
