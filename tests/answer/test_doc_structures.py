@@ -8,6 +8,7 @@ from pathlib import Path
 from glassrag import KnowledgeBase, Principal
 from glassrag.answer.blocks import sentences, title_span
 from glassrag.answer.structure import directive_argument, line_contexts
+from glassrag.answer.values import signature_default, states_default
 from glassrag.text.sentences import is_markup, sentence_texts
 
 REFERENCE = """\
@@ -160,6 +161,41 @@ def test_an_object_directive_is_a_title_and_never_a_quote_of_its_own() -> None:
     body = next(s for s in parts if REFERENCE[s.start:s.end].startswith(
         "Where the tool keeps its state when"))
     assert body.title == "QUAYLINE_SPOOL" and "quayline_spool" in body.context
+
+
+SIGNATURES = """\
+Ledger stores
+=============
+
+.. autoclass:: HarbourStore(db=0, berths_key='harbour.berths', ledger_key='harbour.ledger')
+    :show-inheritance:
+
+Introduction
+------------
+
+HarbourStore saves berths in a database of your choice.
+"""
+
+
+def test_a_directive_signature_giving_defaults_is_quoted_not_a_title(tmp_path: Path) -> None:
+    # The signature is the only place the defaults are stated (autodoc pulls the body from
+    # docstrings the documentation does not hold): it is content, not the body's title.
+    line = SIGNATURES.splitlines()[3]
+    parts = sentences(SIGNATURES)
+    signature = next(s for s in parts if SIGNATURES[s.start:s.end] == line)
+    assert not signature.heading and "ledger_key" in signature.terms
+    assert signature_default(line) and states_default(line)
+    assert not signature_default(".. autoclass:: HarbourStore") and not signature_default(
+        ".. function:: dock(ship)")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "stores.rst").write_text(SIGNATURES, encoding="utf-8")
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        kb.ingest([docs])
+        answer = kb.ask("Which key does HarbourStore keep the ledger under by default?",
+                        principal=Principal("reader", roles=["public"]))
+    assert answer.status == "answered" and "harbour.ledger" in answer.answer
+    assert answer.citations[0].line_start == 4
 
 
 def test_answers_name_the_variable_a_body_describes_and_read_rows_with_headers(

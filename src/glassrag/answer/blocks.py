@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from glassrag.answer.structure import directive_argument, line_contexts, line_starts
+from glassrag.answer.values import signature_default
 from glassrag.text.analysis import analyze
 from glassrag.text.links import ADDRESS, IMAGE, LINK
 from glassrag.text.sentences import (
@@ -93,10 +94,12 @@ def sentences(text: str) -> tuple[Sentence, ...]:
         piece = text[start:end]
         line_start = text.rfind("\n", 0, start) + 1
         is_code = any(a <= start < b for a, b in code)
-        # An object directive's line names what its body describes: a title, not a quote.
+        # An object directive's line names what its body describes: a title, not a quote,
+        # unless its signature gives parameters their defaults, which no body may repeat
+        # (".. autoclass:: RedisStore(db=0, key='jobs')" over a body of ":members:").
         heading = not is_code and (is_heading(text, start, end, line_start)
                                    or (start == line_start and directive_argument(piece)
-                                       is not None))
+                                       is not None and not signature_default(piece)))
         context, titled_by, title = frozenset[str](), -1, ""
         if contexts:
             line = bisect_right(starts, start) - 1

@@ -236,10 +236,12 @@ def asks_default(question: str) -> bool:
 
 
 # A signature with a parameter's default, written as a signature: in inline code
-# ("`WebSocketException(code=1008, reason=None)`") or after "def". A call in a code example
+# ("`WebSocketException(code=1008, reason=None)`"), after "def", or as the argument of a reST
+# object directive (".. autoclass:: RedisStore(db=0, key='jobs')"). A call in a code example
 # ("close(code=1000)") passes a value; it states no default.
 _SIGNATURE_DEFAULT = re.compile(
-    r"(?:`|\bdef[ \t]+)[\w.]+\((?:[^()\n`]*?[,(\s])?\w+[ \t]*=[ \t]*[^\s,()=`][^,()\n`]*[,)]")
+    r"(?:`|\bdef[ \t]+|::[ \t]+)[\w.]+\((?:[^()\n`]*?[,(\s])?\w+[ \t]*=[ \t]*[^\s,()=`]"
+    r"[^,()\n`]*[,)]")
 
 
 def names_default(text: str) -> bool:
@@ -248,11 +250,17 @@ def names_default(text: str) -> bool:
     return _DEFAULT.search(text) is not None
 
 
+def signature_default(text: str) -> bool:
+    """Whether ``text`` holds a signature giving a parameter its default
+    (`` `connect(host, port=5432)` ``, ``.. function:: connect(host, port=5432)``)."""
+    return "=" in text and _SIGNATURE_DEFAULT.search(text) is not None
+
+
 def states_default(text: str) -> bool:
     """Whether ``text`` gives a default value: the word "default" followed, within
     :data:`DEFAULT_REACH` characters of the same sentence, by a literal value, or a signature
-    with a parameter's default (`` `connect(host, port=5432)` ``)."""
-    if "=" in text and _SIGNATURE_DEFAULT.search(text) is not None:
+    with a parameter's default (:func:`signature_default`)."""
+    if signature_default(text):
         return True
     for word in _DEFAULT.finditer(text):
         window = text[word.end() : word.end() + DEFAULT_REACH + 40]
