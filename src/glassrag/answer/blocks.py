@@ -95,8 +95,9 @@ def sentences(text: str) -> tuple[Sentence, ...]:
         line_start = text.rfind("\n", 0, start) + 1
         is_code = any(a <= start < b for a, b in code)
         # An object directive's line names what its body describes: a title, not a quote,
-        # unless its signature gives parameters their defaults, which no body may repeat
-        # (".. autoclass:: RedisStore(db=0, key='jobs')" over a body of ":members:").
+        # unless its signature gives parameters their defaults: autodoc fills the body from
+        # docstrings the documentation does not hold, so the signature is where they are
+        # stated (".. autoclass:: RedisStore(db=0, key='jobs')" over ":members:").
         heading = not is_code and (is_heading(text, start, end, line_start)
                                    or (start == line_start and directive_argument(piece)
                                        is not None and not signature_default(piece)))
