@@ -234,6 +234,14 @@ def test_particles_are_japanese_bigrams_starting_in_hiragana_or_kana_endings() -
     assert not any(is_particle(t) for t in ["起動", "動し", "サー", "refund", "检索"])
 
 
+def test_a_kanji_before_a_case_particle_and_a_lone_hiragana_are_particles() -> None:
+    # 共通のタグを付ける: 通の and 定を end words; 付け is a verb's stem and stays a word.
+    terms = analyze("共通のタグを設定を付けるKotlinのdata")
+    assert [t for t in terms if is_particle(t)] == ["通の", "のタ", "グを", "を設", "定を", "を付",
+                                                    "ける", "の"]
+    assert not any(is_particle(t) for t in ["付け", "共通", "設定", "タグ", "a", "x"])
+
+
 def test_an_identifier_with_a_letter_that_casefolds_to_ascii_is_found_either_way() -> None:
     # "ß" folds to "ss": the identifier is the one its casefolded spelling gives.
     assert "ss=0" in analyze("ß=0") and "ss=0" in analyze("ss=0")

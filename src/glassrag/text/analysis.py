@@ -268,16 +268,24 @@ def is_question_word(term: str) -> bool:
     return term in _CHINESE_QUESTION_WORDS or (len(term) == 2 and term[0] == "\u4f55")
 
 
+# The one-character case particles and the copula: after a kanji they end a word
+# (共通の, 設定を, 推奨で), where other hiragana more often continue it (付け, 使う, 書き).
+_PARTICLES = frozenset("のをはがにでとやもへだ")
+
+
 def is_particle(term: str) -> bool:
-    """Whether ``term`` is a Japanese bigram that starts in hiragana or runs from katakana
-    into hiragana (``ます``, ``すか``, ``の開``, ``ーは``): the particles and endings around
-    words. They are indexed like every bigram (they carry word order), but match almost
-    every chunk and say nothing about what it is about, so the answerer does not count
-    them as the question's words."""
+    """Whether ``term`` is Japanese grammar rather than a word: a bigram that starts in
+    hiragana or runs from katakana into hiragana (``ます``, ``すか``, ``の開``, ``ーは``), a
+    kanji followed by a case particle or the copula (``通の``, ``定を``, ``奨で``), or a
+    hiragana character standing alone (``Kotlinのdata``). They are indexed like every
+    bigram (they carry word order), but match almost every chunk and say nothing about
+    what it is about, so the answerer does not count them as the question's words."""
+    kinds = term.translate(_JA_KIND)
+    if len(term) == 1:
+        return kinds == "h"
     if len(term) != 2:
         return False
-    kinds = term.translate(_JA_KIND)
-    return kinds[0] == "h" or kinds == "kh"
+    return kinds[0] == "h" or kinds == "kh" or (kinds[1] == "h" and term[1] in _PARTICLES)
 
 
 def _may_hold_identifier(text: str) -> bool:
