@@ -13,7 +13,7 @@ from glassrag.answer.extractive import (
     render,
     split_sentences,
 )
-from glassrag.answer.scoring import coverage
+from glassrag.answer.scoring import LONE_HAN_WEIGHT, coverage
 from glassrag.errors import InvalidInput
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
 
@@ -240,6 +240,19 @@ def test_caller_term_weights_replace_the_evidence_idf() -> None:
                               term_weights={"bag": 0.5, "seat": 4.0, "money": 1.0})
     assert seats.citations[0].quote == "Seats cost money."
     assert seats.notes["weights_from"] == "caller"
+
+
+def test_a_lone_chinese_character_weighs_little_so_a_colloquial_question_is_answered() -> None:
+    # 后 and 点 are left alone by the segmenter; the documentation says 点击 and never 后.
+    # At full weight they hold the best sentence under the threshold.
+    hits = [make_hit("dialog#1", "设置 `maskClosable` 为 `true` 时，点击遮罩层可以关闭弹窗。\n\n"
+                                 "弹窗默认宽度为 520px。"),
+            make_hit("table#1", "表格组件用于展示数据。")]
+    draft = extractive_answer("弹窗打开后，点遮罩能关上吗？", hits)
+    assert draft.status == ANSWERED
+    assert "maskClosable" in draft.citations[0].quote
+    assert draft.notes["term_weights"]["后"] == pytest.approx(
+        draft.notes["term_weights"]["打开"] * LONE_HAN_WEIGHT, abs=1e-3)
 
 
 def test_chinese_question_picks_the_rule_that_answers_it() -> None:

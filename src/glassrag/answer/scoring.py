@@ -29,7 +29,7 @@ from glassrag.answer.values import (
     states_number,
     value_kind,
 )
-from glassrag.text.analysis import analyze, is_particle, is_question_word, unique_terms
+from glassrag.text.analysis import analyze, has_han, is_particle, is_question_word, unique_terms
 
 # A question term found only in a unit's heading path or document title counts this much of
 # its weight: the section says what the sentence is about, the sentence says what is true.
@@ -59,6 +59,12 @@ SHORT_PAIR_BONUS = 0.01
 # below") from one that only uses the same words. 0.1 gained answers on the docs QA sets and
 # on xquad-en; 0.2 cost a refusal (benchmarks/RESULTS.md).
 PHRASE_WEIGHT = 0.1
+# Times the weight of a Chinese character the segmenter leaves alone (用, 设, 到, 开): mostly
+# a verb or a particle the question speaks in, where documentation writes the two-character
+# word (使用, 设置), so an answer seldom shares it. A quarter gained held-out answers and
+# refused no fewer unanswerable questions; left out altogether it refused fewer
+# (benchmarks/RESULTS.md, "Docs QA: Japanese particles after a kanji").
+LONE_HAN_WEIGHT = 0.25
 
 
 # The terms of the words for "default" (values.DEFAULT_SAYINGS): a unit saying one covers a
@@ -333,7 +339,7 @@ def weights_for(
     terms: list[str], candidates: Sequence[Unit], given: dict[str, float] | None
 ) -> dict[str, float]:
     """Each question term's weight: ``given`` (the caller's table), else BM25's IDF over the
-    candidates' sentences."""
+    candidates' sentences; a lone Chinese character's times :data:`LONE_HAN_WEIGHT`."""
     if given is not None:
         known = {t: max(float(given[t]), 0.0) for t in terms if t in given}
     else:
@@ -348,4 +354,5 @@ def weights_for(
     # the rarest known term: a handful of sentences says little about how rare it really
     # is, and leftover filler words ("many") must not sink an otherwise complete answer.
     fallback = max(known.values(), default=0.0) or 1.0
-    return {t: known.get(t, fallback) for t in terms}
+    return {t: known.get(t, fallback) * (LONE_HAN_WEIGHT if len(t) == 1 and has_han(t) else 1.0)
+            for t in terms}
