@@ -981,3 +981,28 @@ def test_a_quote_adding_a_small_share_does_not_state_the_quantity_asked_for() ->
                               "it gives up?", [retries, sockets])
     assert draft.status == NO_EVIDENCE
     assert "states one" in str(draft.notes["reason"])
+
+
+def test_a_sentence_pointing_back_is_quoted_with_the_sentence_it_points_at() -> None:
+    # "This tool" names nothing: the tool is in the sentence before, and the pair goes first.
+    text = ("Unattended upgrades are handled by the tidewater package. This tool downloads and "
+            "installs pending security updates every night from a cron job.\n\n"
+            "Mirrors are listed in the sources file.")
+    hit = make_hit("upgrades#1", text, heading="Keeping systems current")
+    assert quotes("Which tool installs security updates every night?", [hit])[0] == (
+        "Unattended upgrades are handled by the tidewater package. This tool downloads and "
+        "installs pending security updates every night from a cron job.")
+    # Pointing back at a label ("Note:" has too few words to be its subject) changes nothing.
+    labelled = make_hit("upgrades#2", "Note: This tool installs security updates every night.")
+    assert quotes("Which tool installs security updates every night?", [labelled]) == [
+        "Note: This tool installs security updates every night."]
+
+
+def test_leaning_back_needs_the_sentence_before_in_the_same_block() -> None:
+    text = ("Unattended upgrades are handled by the tidewater package.\n\n"
+            "This tool downloads and installs pending security updates every night.")
+    (unit,) = [u for u in units([make_hit("u#1", text)], 5) if u.text.startswith("This")]
+    assert not unit.leans_back
+    joined = text.replace("\n\n", " ")
+    leaning = [u for u in units([make_hit("u#2", joined)], 5) if u.text.startswith("This")]
+    assert leaning and all(u.leans_back for u in leaning)

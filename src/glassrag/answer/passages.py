@@ -17,6 +17,7 @@ Everything here is a pure function of the chunk text; quotes stay verbatim slice
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
@@ -35,6 +36,12 @@ from glassrag.text.analysis import analyze
 
 # A two-sentence unit is only made when both together stay this short.
 MAX_PAIR_CHARS = 420
+# A sentence before of fewer terms is a label ("!!! info", "Note:"), not what is pointed at.
+_MIN_SUBJECT_TERMS = 3
+# Words opening a sentence whose subject is in the sentence before: demonstratives and
+# pronouns in English, こ/そ demonstratives in Japanese, 该/这/此/它/其 in Chinese.
+_POINTING_BACK = re.compile(
+    r"(?:This|These|That|Those|It|They|Such|Its|Their)\b|この|その|これ|それ|该|这|此|它|其")
 # Chunk texts whose units are remembered (:func:`shapes`): the chunks a server retrieves
 # again and again. Measured on the docs-QA set at 16-21 KB a chunk of English
 # documentation, 38 KB of Chinese and 61 KB of Japanese (sets of terms and word pairs), so
@@ -65,6 +72,9 @@ class Unit:
     # like the chunk's heading path.
     context: frozenset[str] = frozenset()
     title: str = ""  # the name the object directive around it documents (``BUILD_NUMBER``)
+    # Its first sentence opens with a word pointing back ("This tool", "それは", "该参数") at the
+    # sentence before it in its block, which a pair unit quotes with it.
+    leans_back: bool = False
 
     @property
     def text(self) -> str:
@@ -148,6 +158,7 @@ class Shape(NamedTuple):
     pairs: frozenset[tuple[str, str]]
     context: frozenset[str]
     title: str
+    leans_back: bool = False
 
 
 @functools.lru_cache(maxsize=SHAPES_CACHED)
@@ -179,11 +190,27 @@ def shapes(text: str) -> tuple[Shape, ...]:
             if following is not None:
                 out.append(_shape(index, text, [sentence, following], pairs[index : index + 2]))
             continue
-        out.append(_shape(index, text, [sentence], pairs[index : index + 1]))
+        leans = _leans_back(text, parts, quotable, index)
+        out.append(_shape(index, text, [sentence], pairs[index : index + 1])._replace(
+            leans_back=leans))
         if (following is not None and following.block == sentence.block
                 and following.end - sentence.start <= MAX_PAIR_CHARS):
-            out.append(_shape(index, text, [sentence, following], pairs[index : index + 2]))
+            out.append(_shape(index, text, [sentence, following], pairs[index : index + 2])
+                       ._replace(leans_back=leans))
     return tuple(out)
+
+
+def _leans_back(text: str, parts: Sequence[Sentence], quotable: list[bool], index: int) -> bool:
+    """Whether sentence ``index`` opens with a word pointing back (:data:`_POINTING_BACK`)
+    and the sentence before it is quotable prose of the same block, near enough to be quoted
+    with it as a pair (:data:`MAX_PAIR_CHARS`)."""
+    if index == 0 or not quotable[index - 1]:
+        return False
+    before, sentence = parts[index - 1], parts[index]
+    return (before.block == sentence.block and not before.code and not before.asks
+            and len(before.terms) >= _MIN_SUBJECT_TERMS
+            and sentence.end - before.start <= MAX_PAIR_CHARS
+            and _POINTING_BACK.match(text, sentence.start) is not None)
 
 
 def title_unit(unit: Unit) -> Unit | None:
@@ -210,7 +237,7 @@ def title_unit(unit: Unit) -> Unit | None:
 def _unit(hit_index: int, chunk: Chunk, shape: Shape, standing: float) -> Unit:
     return Unit(hit_index, shape.sentence_index, chunk, shape.start, shape.end, shape.terms,
                 shape.block, shape.code, shape.literals, shape.size, standing, shape.pairs,
-                shape.context, shape.title)
+                shape.context, shape.title, shape.leans_back)
 
 
 def _shape(index: int, text: str, parts: list[Sentence],

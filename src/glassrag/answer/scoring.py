@@ -49,6 +49,10 @@ CODE_FACTOR = 0.8
 # passage is about the question, sentence coverage of which sentence in it answers.
 STANDING_WEIGHT = 1.0
 PAIR_PENALTY = 0.02
+# A unit opening with a word pointing back at the sentence before it ("This tool runs the
+# updates daily."), which a pair unit quotes with it: more than PAIR_PENALTY, so the pair
+# naming the subject goes first when both cover the question alike.
+LEANING_PENALTY = 0.05
 # ... except, for a yes/no question, two sentences within this many characters, which go
 # before either alone: the verdict is often the short sentence beside the one holding the
 # question's words ("No, the category feature is optional. Each IO class decides.").
@@ -205,6 +209,8 @@ def _scored(asked: _Asked, unit: Unit, heading: frozenset[str], context: frozens
     preference -= STANDING_WEIGHT * (1.0 - unit.standing) + pair_cost * (unit.size - 1)
     if asked.pairs:
         preference += PHRASE_WEIGHT * len(asked.pairs & unit.pairs) / len(asked.pairs)
+    if unit.leans_back:
+        preference -= LEANING_PENALTY
     # Covered: the unit's terms and the question's terms it writes short or long; a new set
     # only when there are such.
     return Scored(unit, share, preference, words | extra if extra else words,
