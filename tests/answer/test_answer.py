@@ -255,6 +255,20 @@ def test_a_lone_chinese_character_weighs_little_so_a_colloquial_question_is_answ
         draft.notes["term_weights"]["打开"] * LONE_HAN_WEIGHT, abs=1e-3)
 
 
+def test_a_question_asked_as_to_a_colleague_is_not_refused_for_its_filler_words() -> None:
+    hits = [make_hit("forms#1", "Use `max_form_parts` to limit how many parts a multipart body "
+                                "may hold. The default is 1000.\n\nUploads are written to a "
+                                "temporary file."),
+            make_hit("other#1", "Sessions are stored in signed cookies.")]
+    draft = extractive_answer(
+        "Somebody keeps posting huge multipart bodies with thousands of parts, and I would "
+        "really want the server to still refuse them. Which setting limits the parts?", hits)
+    # "somebody", "would", "really", "want", "still" would weigh as rare words no answer holds.
+    assert draft.status == ANSWERED
+    assert "max_form_parts" in draft.citations[0].quote
+    assert not {"somebodi", "would", "realli", "want", "still"} & set(draft.notes["question_terms"])
+
+
 def test_chinese_question_picks_the_rule_that_answers_it() -> None:
     text = ("儿童票改期：起飞前 48 小时以上改期免费；"
             "起飞前 48 小时内改期收取票价 10% 的手续费。\n"

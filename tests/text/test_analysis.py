@@ -14,6 +14,7 @@ from glassrag.text.analysis import (
     ENGLISH_STOPWORDS,
     analyze,
     analyze_runs,
+    is_filler,
     is_particle,
     name_terms,
     unique_terms,
@@ -232,6 +233,14 @@ def test_particles_are_japanese_bigrams_starting_in_hiragana_or_kana_endings() -
     assert [t for t in analyze("サーバーは起動しますか") if is_particle(t)] == [
         "ーは", "は起", "しま", "ます", "すか"]
     assert not any(is_particle(t) for t in ["起動", "動し", "サー", "refund", "检索"])
+
+
+def test_english_filler_words_are_named_by_their_analysed_form() -> None:
+    fillers = [t for t in analyze("Would someone really want many quick builds anyway?")
+               if is_filler(t)]
+    assert fillers == ["would", "someon", "realli", "want", "mani", "anyway"]
+    # A word sharing a filler's stem is not a filler: "quit" (not "quite"), "severity".
+    assert not any(is_filler(t) for t in analyze("quit severity build"))
 
 
 def test_a_kanji_before_a_case_particle_and_a_lone_hiragana_are_particles() -> None:

@@ -29,7 +29,14 @@ from glassrag.answer.values import (
     states_number,
     value_kind,
 )
-from glassrag.text.analysis import analyze, has_han, is_particle, is_question_word, unique_terms
+from glassrag.text.analysis import (
+    analyze,
+    has_han,
+    is_filler,
+    is_particle,
+    is_question_word,
+    unique_terms,
+)
 
 # A question term found only in a unit's heading path or document title counts this much of
 # its weight: the section says what the sentence is about, the sentence says what is true.
@@ -91,11 +98,13 @@ def _question_tokens(question: str) -> tuple[str, ...]:
 
 def question_terms(question: str) -> list[str]:
     """The question's distinct terms the answerer weighs: its analysed terms without the
-    Japanese particle bigrams (:func:`~glassrag.text.analysis.is_particle`) and the Chinese
-    question words (:func:`~glassrag.text.analysis.is_question_word`), unless that would
-    leave none, and without letter abbreviations such as "e.g."."""
+    Japanese particle bigrams (:func:`~glassrag.text.analysis.is_particle`), the Chinese
+    question words (:func:`~glassrag.text.analysis.is_question_word`) and the English filler
+    words (:func:`~glassrag.text.analysis.is_filler`), unless that would leave none, and
+    without letter abbreviations such as "e.g."."""
     terms = unique_terms(list(_question_tokens(question)))
-    return [t for t in terms if not is_particle(t) and not is_question_word(t)] or terms
+    return [t for t in terms
+            if not is_particle(t) and not is_question_word(t) and not is_filler(t)] or terms
 
 
 def coverage(

@@ -273,6 +273,30 @@ def is_question_word(term: str) -> bool:
 _PARTICLES = frozenset("のをはがにでとやもへだ")
 
 
+# English words of the kinds the Chinese stop list drops and NLTK's list keeps: modal verbs,
+# "want" (想, 要), adverbs of degree and time, quantifiers and indefinite pronouns. A
+# question asked as one asks a colleague ("I'd really want it to still work even if
+# something ...") is full of them, and no answering sentence need hold them. The index
+# keeps them (so stored analyses do not change); :func:`is_filler` lets the answerer skip them.
+# Left out: words whose stem is another word's ("quite" and "quit", "several" and "severity").
+_ENGLISH_FILLER_TEXT = """
+    would could might must may shall want also even still ever every already always really
+    sometimes actually simply rather able something anything nothing everything
+    someone anyone everyone somebody anybody instead anyway many much another"""
+
+
+@functools.cache
+def _english_fillers() -> frozenset[str]:
+    return frozenset(_english(_ENGLISH_FILLER_TEXT))
+
+
+def is_filler(term: str) -> bool:
+    """Whether ``term`` is an analysed English filler word (:data:`_ENGLISH_FILLER_TEXT`:
+    ``would``, ``want``, ``still``, ``someth``, ``mani``), which says how a question is asked,
+    not what about."""
+    return term in _english_fillers()
+
+
 def is_particle(term: str) -> bool:
     """Whether ``term`` is Japanese grammar rather than a word: a bigram that starts in
     hiragana or runs from katakana into hiragana (``ます``, ``すか``, ``の開``, ``ーは``), a
