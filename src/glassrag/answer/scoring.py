@@ -74,7 +74,7 @@ PHRASE_WEIGHT = 0.1
 # a verb or a particle the question speaks in, where documentation writes the two-character
 # word (使用, 设置), so an answer seldom shares it. A quarter gained held-out answers and
 # refused no fewer unanswerable questions; left out altogether it refused fewer
-# (benchmarks/RESULTS.md, "Docs QA: Japanese particles after a kanji").
+# (benchmarks/RESULTS.md, "Docs QA: question words no answer holds…").
 LONE_HAN_WEIGHT = 0.25
 
 
