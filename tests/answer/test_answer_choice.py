@@ -772,6 +772,21 @@ def test_footnote_marks_and_manual_sections_state_no_quantity() -> None:
     assert draft.status == NO_EVIDENCE and "quantity" in str(draft.notes["reason"])
 
 
+def test_an_issue_reference_is_no_release_number() -> None:
+    asked = "starting with which release does the tool no longer run on python 3.8?"
+    for entry in ("- The tool no longer runs on Python 3.8 (#4452)",
+                  "- Add a DPI option [\\#140](https://example.org/pull/140)",
+                  "- :issue:`5034`: Python 3.8 is no longer supported."):
+        assert not states_quantity(entry, asked), entry
+    assert states_quantity("- Dropped Python 3.8 in 24.10.0 (#4452)", asked)
+    # The release is in the heading path, so the answer is labelled with it.
+    hit = make_hit("changes#3", "- The tool no longer runs on Python 3.8 (#4452)\n",
+                   heading="Change log › 24.10.0 › Removed", source="CHANGES.md")
+    draft = extractive_answer("Our servers are stuck on Python 3.8. Starting with which "
+                              "release does the tool no longer run on it?", [hit])
+    assert draft.status == ANSWERED and "24.10.0" in draft.text
+
+
 def test_the_quantity_may_be_in_the_block_a_quote_introduces() -> None:
     # The sentence ends in ":" and its quote carries the command line, which holds the number.
     hit = make_hit("compat#1", (

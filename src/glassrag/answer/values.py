@@ -216,15 +216,17 @@ def states_quantity(text: str, asked: str) -> bool:
     return any(word.group().casefold() not in asked for word in _NUMBER_WORD.finditer(text))
 
 
-# Digits that count nothing: a footnote mark ("archives[5]", "。[79]") and a manual page's
-# section ("papersize(5)", "apt-get(8)").
-_REFERENCE_DIGITS = re.compile(r"\[\d{1,3}\]|(?<=[\w.+-])\(\d[a-z]?\)")
+# Digits that count nothing: a footnote mark ("archives[5]", "。[79]"), a manual page's
+# section ("papersize(5)", "apt-get(8)"), and an issue or pull request a changelog entry
+# cites ("(#4452)", "[\\#140](…)", ":issue:`5034`"): a release is never numbered by them.
+_REFERENCE_DIGITS = re.compile(r"\[\d{1,3}\]|(?<=[\w.+-])\(\d[a-z]?\)|(?<![\w&])#\d+\b"
+                               r"|:(?:issue|pr|pull|gh|bug):`[^`]*`")
 
 
 def states_number(text: str, asked: str) -> bool:
     """Whether ``text`` holds a number in digits that ``asked`` (the question, casefolded)
     does not already name."""
-    if "[" in text or "(" in text:
+    if "[" in text or "(" in text or "#" in text or ":`" in text:
         text = _REFERENCE_DIGITS.sub(" ", text)
     return any(value not in asked for value in of_kind(literals(text), "number"))
 
