@@ -13,7 +13,7 @@ from glassrag.answer.extractive import (
     render,
     split_sentences,
 )
-from glassrag.answer.scoring import LONE_HAN_WEIGHT, coverage
+from glassrag.answer.scoring import LONE_HAN_WEIGHT, coverage, katakana_shares
 from glassrag.errors import InvalidInput
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
 
@@ -267,6 +267,18 @@ def test_a_question_asked_as_to_a_colleague_is_not_refused_for_its_filler_words(
     assert draft.status == ANSWERED
     assert "max_form_parts" in draft.citations[0].quote
     assert not {"somebodi", "would", "realli", "want", "still"} & set(draft.notes["question_terms"])
+
+
+def test_a_long_katakana_word_weighs_as_a_word_not_letter_by_letter() -> None:
+    shares = katakana_shares("セキュリティサポートのログは？")
+    assert len(shares) == 9 and all(v == pytest.approx(1 / 3) for v in shares.values())
+    assert "ログ" not in shares  # a word of two characters is one bigram, weighed as it is
+    # Two long loanwords the documents do not use would otherwise outweigh the rest.
+    hits = [make_hit("cli#1", "タスクの一覧は `task list` で出力します。\n\n出力形式は CSV です。"),
+            make_hit("cli#2", "認証情報は環境変数で渡します。")]
+    draft = extractive_answer("ワークスペースのタスク一覧をスプレッドシートに出力したい", hits)
+    assert draft.status == ANSWERED
+    assert draft.citations[0].quote.startswith("タスクの一覧は")
 
 
 def test_chinese_question_picks_the_rule_that_answers_it() -> None:

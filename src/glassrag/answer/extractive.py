@@ -90,7 +90,7 @@ def extractive_answer(
                             "document mentions"})
     terms = question_terms(question)
     candidates = units(evidence, settings.max_hits)
-    weights = weights_for(terms, candidates, term_weights)
+    weights = weights_for(terms, candidates, term_weights, question)
     notes: dict[str, object] = {
         "question_terms": terms,
         "term_weights": {t: round(w, 4) for t, w in weights.items()},

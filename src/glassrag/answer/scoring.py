@@ -350,11 +350,33 @@ def new_literal(unit: Unit, asked: str, kind: str = "any", titled: bool = True) 
     return any(value not in asked for value in of_kind(unit.literals, kind))
 
 
+# A katakana word of n characters is n - 1 bigrams, each a question term: セキュリティサポート
+# would weigh nine times 認証. Each bigram of such a word weighs its IDF over the square root
+# of the word's bigram count, so a long loanword counts more than a short word, but not
+# letter by letter (benchmarks/RESULTS.md, "Docs QA: question words no answer holds…").
+_KATAKANA_WORD = re.compile("[\u30a1-\u30fa\u30fc]{3,}")
+
+
+def katakana_shares(question: str) -> dict[str, float]:
+    """The factor of each bigram of the katakana words of ``question`` (three characters or
+    more): one over the square root of its word's bigram count (the smallest, for a bigram
+    of several words)."""
+    shares: dict[str, float] = {}
+    for word in _KATAKANA_WORD.findall(question):
+        count = len(word) - 1
+        for i in range(count):
+            gram = word[i : i + 2]
+            shares[gram] = min(shares.get(gram, 1.0), count ** -0.5)
+    return shares
+
+
 def weights_for(
-    terms: list[str], candidates: Sequence[Unit], given: dict[str, float] | None
+    terms: list[str], candidates: Sequence[Unit], given: dict[str, float] | None,
+    question: str = "",
 ) -> dict[str, float]:
     """Each question term's weight: ``given`` (the caller's table), else BM25's IDF over the
-    candidates' sentences; a lone Chinese character's times :data:`LONE_HAN_WEIGHT`."""
+    candidates' sentences; a lone Chinese character's times :data:`LONE_HAN_WEIGHT`, and a
+    bigram of a katakana word of ``question`` times its :func:`katakana_shares`."""
     if given is not None:
         known = {t: max(float(given[t]), 0.0) for t in terms if t in given}
     else:
@@ -369,5 +391,6 @@ def weights_for(
     # the rarest known term: a handful of sentences says little about how rare it really
     # is, and leftover filler words ("many") must not sink an otherwise complete answer.
     fallback = max(known.values(), default=0.0) or 1.0
-    return {t: known.get(t, fallback) * (LONE_HAN_WEIGHT if len(t) == 1 and has_han(t) else 1.0)
-            for t in terms}
+    shares = katakana_shares(question) if question else {}
+    return {t: known.get(t, fallback) * shares.get(t, 1.0)
+            * (LONE_HAN_WEIGHT if len(t) == 1 and has_han(t) else 1.0) for t in terms}

@@ -78,7 +78,7 @@ def _further(question: str, chosen: list[Unit], quotable: Sequence[Unit],
     if len(chosen) >= limit:
         return []
     terms = question_terms(question)
-    weights = weights_for(terms, quotable, None)
+    weights = weights_for(terms, quotable, None, question)
     scored = ranked(question, terms, weights, quotable)
     placed = [s for u in chosen for s in scored if s.unit is u]
     if len(placed) != len(chosen):
@@ -95,7 +95,7 @@ def _semantic_value(question: str, best: Unit, candidates: Sequence[Unit]) -> Un
     (:func:`~glassrag.answer.value_choice.value_for`)."""
     section = [u for u in candidates if u.chunk.chunk_id == best.chunk.chunk_id]
     terms = question_terms(question)
-    scored = ranked(question, terms, weights_for(terms, section, None), section)
+    scored = ranked(question, terms, weights_for(terms, section, None, question), section)
     first = next((s for s in scored if s.unit.start == best.start and s.unit.size == 1), None)
     value = value_for(question, first, scored) if first is not None else None
     return value.unit if value is not None else None
