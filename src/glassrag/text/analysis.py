@@ -268,11 +268,6 @@ def is_question_word(term: str) -> bool:
     return term in _CHINESE_QUESTION_WORDS or (len(term) == 2 and term[0] == "\u4f55")
 
 
-# The one-character case particles and the copula: after a kanji they end a word
-# (共通の, 設定を, 推奨で), where other hiragana more often continue it (付け, 使う, 書き).
-_PARTICLES = frozenset("のをはがにでとやもへだ")
-
-
 # English words of the kinds the Chinese stop list drops and NLTK's list keeps: modal verbs,
 # "want" (想, 要), adverbs of degree and time, quantifiers and indefinite pronouns. A
 # question asked as one asks a colleague ("I'd really want it to still work even if
@@ -295,6 +290,11 @@ def is_filler(term: str) -> bool:
     ``would``, ``want``, ``still``, ``someth``, ``mani``), which says how a question is asked,
     not what about."""
     return term in _english_fillers()
+
+
+# The one-character case particles and the copula: after a kanji they end a word
+# (共通の, 設定を, 推奨で), where other hiragana more often continue it (付け, 使う, 書き).
+_PARTICLES = frozenset("のをはがにでとやもへだ")
 
 
 def is_particle(term: str) -> bool:
