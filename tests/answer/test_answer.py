@@ -273,6 +273,8 @@ def test_a_long_katakana_word_weighs_as_a_word_not_letter_by_letter() -> None:
     shares = katakana_shares("セキュリティサポートのログは？")
     assert len(shares) == 9 and all(v == pytest.approx(1 / 3) for v in shares.values())
     assert "ログ" not in shares  # a word of two characters is one bigram, weighed as it is
+    # A bigram across katakana and kanji belongs to neither word.
+    assert katakana_shares("用紙サイズ") == {"紙サ": 0.5, "サイ": 2 ** -0.5, "イズ": 2 ** -0.5}
     # Two long loanwords the documents do not use would otherwise outweigh the rest.
     hits = [make_hit("cli#1", "タスクの一覧は `task list` で出力します。\n\n出力形式は CSV です。"),
             make_hit("cli#2", "認証情報は環境変数で渡します。")]
