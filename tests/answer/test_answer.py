@@ -13,9 +13,10 @@ from glassrag.answer.extractive import (
     render,
     split_sentences,
 )
-from glassrag.answer.scoring import LONE_HAN_WEIGHT, coverage, katakana_shares
+from glassrag.answer.scoring import LONE_HAN_WEIGHT, coverage
 from glassrag.errors import InvalidInput
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
+from glassrag.text.analysis import katakana_shares
 
 
 def make_hit(chunk_id: str, text: str, *, source: str = "notes.md", score: float = 1.0,

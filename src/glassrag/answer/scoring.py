@@ -35,6 +35,7 @@ from glassrag.text.analysis import (
     is_filler,
     is_particle,
     is_question_word,
+    katakana_shares,
     unique_terms,
 )
 
@@ -350,40 +351,14 @@ def new_literal(unit: Unit, asked: str, kind: str = "any", titled: bool = True) 
     return any(value not in asked for value in of_kind(unit.literals, kind))
 
 
-# Japanese bigrams worth less than a word each (benchmarks/RESULTS.md, "Docs QA: question
-# words no answer holds…"). A katakana word of n characters is n - 1 bigrams, each a
-# question term: セキュリティサポート would weigh nine times 認証. Each bigram of such a word
-# weighs its IDF over the square root of the word's bigram count, so a long loanword counts
-# more than a short word, but not letter by letter. A bigram across a katakana word and a
-# kanji (ド時, ス内) is part of neither word, only their order: it weighs JUNCTION_SHARE.
-_KATAKANA_WORD = re.compile("[\u30a1-\u30fa\u30fc]{3,}")
-_JUNCTION = re.compile("(?=([\u30a1-\u30fa\u30fc][\u3400-\u4dbf\u4e00-\u9fff]"
-                       "|[\u3400-\u4dbf\u4e00-\u9fff][\u30a1-\u30fa\u30fc]))")
-JUNCTION_SHARE = 0.5
-
-
-def katakana_shares(question: str) -> dict[str, float]:
-    """The factor of each bigram of the katakana words of ``question`` (three characters or
-    more): one over the square root of its word's bigram count (the smallest, for a bigram
-    of several words); and :data:`JUNCTION_SHARE` for a bigram across katakana and kanji."""
-    shares: dict[str, float] = {}
-    for word in _KATAKANA_WORD.findall(question):
-        count = len(word) - 1
-        for i in range(count):
-            gram = word[i : i + 2]
-            shares[gram] = min(shares.get(gram, 1.0), count ** -0.5)
-    for gram in _JUNCTION.findall(question):
-        shares[gram] = min(shares.get(gram, 1.0), JUNCTION_SHARE)
-    return shares
-
-
 def weights_for(
     terms: list[str], candidates: Sequence[Unit], given: dict[str, float] | None,
     question: str = "",
 ) -> dict[str, float]:
     """Each question term's weight: ``given`` (the caller's table), else BM25's IDF over the
     candidates' sentences; a lone Chinese character's times :data:`LONE_HAN_WEIGHT`, and a
-    bigram of a katakana word of ``question`` times its :func:`katakana_shares`."""
+    bigram of a katakana word of ``question`` times its
+    :func:`~glassrag.text.analysis.katakana_shares`."""
     if given is not None:
         known = {t: max(float(given[t]), 0.0) for t in terms if t in given}
     else:

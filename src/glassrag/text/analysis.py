@@ -79,7 +79,8 @@ CHINESE_STOPWORDS: frozenset[str] = frozenset(_CHINESE_STOP_TEXT.split())
 
 _HAN = "\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 # Katakana without the middle dot U+30FB (punctuation); U+30FC (long vowel) is kept.
-_KANA = "\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
+_KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
+_KANA = "\u3041-\u309f" + _KATAKANA
 _HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af"
 
 _WORD_RE = re.compile(r"[^\W_]+")  # letters and digits; '_' and punctuation split words
@@ -310,6 +311,33 @@ def is_particle(term: str) -> bool:
     if len(term) != 2:
         return False
     return kinds[0] == "h" or kinds == "kh" or (kinds[1] == "h" and term[1] in _PARTICLES)
+
+
+# Japanese bigrams worth less than a word each to the answerer (benchmarks/RESULTS.md, "Docs
+# QA: question words no answer holds…"). A katakana word of n characters is n - 1 bigrams,
+# each a question term: セキュリティサポート would weigh nine times 認証. Each bigram of such a
+# word weighs its IDF over the square root of the word's bigram count, so a long loanword
+# counts more than a short word, but not letter by letter. A bigram across a katakana word
+# and a kanji (ド時, ス内) is part of neither word, only their order: it weighs
+# JUNCTION_SHARE.
+_KATAKANA_WORD = re.compile(f"[{_KATAKANA}]{{3,}}")
+_JUNCTION = re.compile(f"(?=([{_KATAKANA}][{_HAN}]|[{_HAN}][{_KATAKANA}]))")
+JUNCTION_SHARE = 0.5
+
+
+def katakana_shares(text: str) -> dict[str, float]:
+    """The factor of each bigram of the katakana words of ``text`` (three characters or
+    more): one over the square root of its word's bigram count (the smallest, for a bigram
+    of several words); and :data:`JUNCTION_SHARE` for a bigram across katakana and kanji."""
+    shares: dict[str, float] = {}
+    for word in _KATAKANA_WORD.findall(text):
+        count = len(word) - 1
+        for i in range(count):
+            gram = word[i : i + 2]
+            shares[gram] = min(shares.get(gram, 1.0), count ** -0.5)
+    for gram in _JUNCTION.findall(text):
+        shares[gram] = min(shares.get(gram, 1.0), JUNCTION_SHARE)
+    return shares
 
 
 def _may_hold_identifier(text: str) -> bool:
