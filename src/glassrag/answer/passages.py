@@ -191,12 +191,11 @@ def shapes(text: str) -> tuple[Shape, ...]:
                 out.append(_shape(index, text, [sentence, following], pairs[index : index + 2]))
             continue
         leans = _leans_back(text, parts, quotable, index)
-        out.append(_shape(index, text, [sentence], pairs[index : index + 1])._replace(
-            leans_back=leans))
+        out.append(_shape(index, text, [sentence], pairs[index : index + 1], leans))
         if (following is not None and following.block == sentence.block
                 and following.end - sentence.start <= MAX_PAIR_CHARS):
-            out.append(_shape(index, text, [sentence, following], pairs[index : index + 2])
-                       ._replace(leans_back=leans))
+            out.append(_shape(index, text, [sentence, following], pairs[index : index + 2],
+                              leans))
     return tuple(out)
 
 
@@ -241,9 +240,9 @@ def _unit(hit_index: int, chunk: Chunk, shape: Shape, standing: float) -> Unit:
 
 
 def _shape(index: int, text: str, parts: list[Sentence],
-           pairs: list[frozenset[tuple[str, str]]]) -> Shape:
+           pairs: list[frozenset[tuple[str, str]]], leans_back: bool = False) -> Shape:
     """The unit of the sentences ``parts`` (one, or two in a row), ``pairs`` being each one's
-    word pairs."""
+    word pairs; ``leans_back``: the first of them points back (:func:`_leans_back`)."""
     start, end = parts[0].start, parts[-1].end
     terms = parts[0].terms if len(parts) == 1 else parts[0].terms | parts[1].terms
     # A sentence ending in ":" is quoted with the block it introduces (:attr:`Unit.quote`), so the
@@ -258,7 +257,8 @@ def _shape(index: int, text: str, parts: list[Sentence],
         joined = joined | pairs[1] | ({(first[-1], second[0])} if first and second else set())
     context = parts[0].context if len(parts) == 1 else parts[0].context | parts[1].context
     return Shape(index, start, end, terms, parts[0].block, all(p.code for p in parts),
-                 literals(text[start:end]), len(parts), joined, context, parts[0].title)
+                 literals(text[start:end]), len(parts), joined, context, parts[0].title,
+                 leans_back)
 
 
 def term_pairs(tokens: Sequence[str]) -> frozenset[tuple[str, str]]:
