@@ -23,9 +23,11 @@ WORDS = ["heron", "otter", "lynx", "badger", "marten", "stoat", "weasel", "ferre
 
 
 def _corpus(path: Path, n: int, tag: str) -> Path:
+    # "heron" (WORDS[0]) is in one document of 50, so a whole check fits in one search.
     return write_jsonl(path, [
         {"doc_id": f"{tag}-{i}", "roles": ["public"] if i % 3 else ["staff"],
-         "text": f"{WORDS[i % 10]} {WORDS[(i * 7) % 10]} record {tag} number {i}."}
+         "text": f"{WORDS[0] if i % 50 == 0 else WORDS[1 + i % 9]} {WORDS[1 + (i * 7) % 9]}"
+                 f" record {tag} number {i}."}
         for i in range(n)
     ])
 
@@ -105,10 +107,11 @@ def _kill_mid_ingest(kb_dir: Path, corpus: Path, tag: str, total: int,
 def test_kill_at_random_moments(tmp_path: Path) -> None:
     kb_dir = tmp_path / "kb"
     kb_dir.mkdir()
-    # Many small transactions, so that every kill lands between two of them or inside one.
+    # Many small transactions, so that every kill lands between two of them or inside one,
+    # and a corpus several times longer to ingest than the longest wait before the kill.
     (kb_dir / "glassrag.toml").write_text("[ingest]\nbatch_size = 100\n")
     rng = random.Random(14)
-    total, tags = 3000, ["c", "d", "e"]
+    total, tags = 15000, ["c", "d", "e"]
     corpora = tmp_path / "corpora"
     for tag in tags:
         _kill_mid_ingest(kb_dir, _corpus(corpora / f"{tag}.jsonl", total, tag), tag, total, rng)
