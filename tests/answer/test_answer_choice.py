@@ -1007,6 +1007,23 @@ def test_a_quote_adding_a_small_share_does_not_state_the_quantity_asked_for() ->
     assert "states one" in str(draft.notes["reason"])
 
 
+def test_a_code_example_quoted_further_does_not_state_the_quantity_asked_for() -> None:
+    fonts = make_hit("ui#2", "By default the terminal font limits which cells a bar can draw, and "
+                     "wide characters take more room.\n", heading="Output › Fonts")
+    example = make_hit("ui#5", "Rendering a meter:\n\n```python\n"
+                       "with meter.render([1, 2, 3]) as bar:\n    for item in bar:\n"
+                       "        work(item)\n```\n", heading="Output › Meters")
+    question = "How many cells wide is the bar that meter.render draws by default?"
+    # The example is quoted for `meter.render`; its list is the example's data, no width.
+    draft = extractive_answer(question, [fonts, example])
+    assert draft.status == NO_EVIDENCE
+    assert "states one" in str(draft.notes["reason"])
+    # A sentence adding the same words with a number in it may state the quantity.
+    told = make_hit("ui#6", "Called as meter.render(steps), it shows 3 steps.\n",
+                    heading="Output › Meters")
+    assert extractive_answer(question, [fonts, told]).status == ANSWERED
+
+
 def test_a_sentence_pointing_back_is_quoted_with_the_sentence_it_points_at() -> None:
     # "This tool" names nothing: the tool is in the sentence before, and the pair goes first.
     text = ("Unattended upgrades are handled by the tidewater package. This tool downloads and "

@@ -186,7 +186,8 @@ def further_quotes(terms: list[str], weights: dict[str, float], covered: set[str
     """The quotes to add after ``chosen`` (``limit`` quotes in all), best gain first: each
     covers at least :data:`MIN_ADDED_COVERAGE` more of the question's term weight than the
     quotes before it, and comes with whether it may state the value asked for (it adds
-    :data:`ADDED_COVERAGE_TO_STATE` or more)."""
+    :data:`ADDED_COVERAGE_TO_STATE` or more and is prose: the numbers of a code example
+    quoted for the names it shares, ``progressbar([1, 2, 3])``, are its data)."""
     covered, taken = set(covered), list(chosen)
     added: list[tuple[Scored, bool]] = []
     while len(taken) < limit:
@@ -195,7 +196,7 @@ def further_quotes(terms: list[str], weights: dict[str, float], covered: set[str
             break
         taken.append(extra)
         covered |= extra.covered
-        added.append((extra, gain >= ADDED_COVERAGE_TO_STATE))
+        added.append((extra, gain >= ADDED_COVERAGE_TO_STATE and not extra.unit.code))
     return added
 
 
