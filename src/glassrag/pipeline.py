@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glassrag.answer.dense_gate import NO_RESCUE, refusal
-from glassrag.answer.extractive import extractive_answer
+from glassrag.answer.extractive import SHORT_QUESTION, extractive_answer
 from glassrag.answer.named import unnamed_refusal
 from glassrag.answer.semantic import semantic_answer
 from glassrag.answer.verify import verify
@@ -199,7 +199,8 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
     so a stray shared word in a secret document does not turn no_evidence into blocked.
     In dense and hybrid modes, a hit at or above the cosine threshold is evidence too: when no
     sentence covers the question's words (a paraphrase), the sentence closest in meaning is
-    quoted instead. A question naming something no readable document mentions
+    quoted instead; not when a short question's words are covered, only too few of them (a
+    near miss). A question naming something no readable document mentions
     (``found.unknown``: names in any mode, uncommon words in bm25) gets no permitted answer,
     nor, in dense and hybrid modes, a quote whose best dense hit does not stand out from the
     question's other dense candidates (``found.dense_stands_out``) unless the quote itself has a
@@ -215,7 +216,7 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
         draft = extractive_answer(question, found.hits, settings,
                                   unknown_names=found.unknown)
         if draft.status != ANSWERED and semantic and dense is not None \
-                and not found.unknown:
+                and not found.unknown and not draft.notes.get(SHORT_QUESTION):
             close = [h for h in found.hits if h.scores.get("dense", -1.0) >= (min_score or 0)]
             if close:
                 draft = semantic_answer(question, close, dense.embedder, min_score or 0.0,

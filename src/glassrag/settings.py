@@ -236,13 +236,17 @@ class DenseSettings(_Section):
 
 
 # The weighted share of the question's terms the best sentence must cover, for ``[answer]
-# min_coverage = "auto"``: 0.3 in bm25 mode and with embedders whose dense gate is not
+# min_coverage = "auto"``: 0.28 in bm25 mode and with embedders whose dense gate is not
 # calibrated. In dense and hybrid modes with e5 the dense gate ([dense] min_margin and
 # min_quote_cosine) refuses the near misses that word overlap lets through, so the lexical
 # cut can be lower: on the docs-qa development set 0.25 answers two more questions rightly
 # and refuses more unanswerable ones than 0.3 (benchmarks/RESULTS.md, docs/evaluation.md).
-DEFAULT_MIN_COVERAGE = 0.3
+DEFAULT_MIN_COVERAGE = 0.28
 MIN_COVERAGE_DENSE_BY_KIND = {"e5": 0.25}
+# A question of few words is covered to a large share by chance: two words of five in an
+# unrelated sentence are 40%. Its best sentence must cover about ``min_covered_terms`` of its
+# words' worth, a share of at most this much (a three-word question: half).
+MAX_SHORT_QUESTION_COVERAGE = 0.5
 
 
 class AnswerSettings(_CheckedSection):
@@ -254,6 +258,11 @@ class AnswerSettings(_CheckedSection):
     #: answer is ``no_evidence`` rather than a quote that does not address the question.
     #: "auto": DEFAULT_MIN_COVERAGE, or MIN_COVERAGE_DENSE_BY_KIND in dense and hybrid modes.
     min_coverage: float | Literal["auto"] = "auto"
+    #: A short question's best sentence must cover about this many of its distinct words'
+    #: worth: the share required is raised to ``min_covered_terms / distinct words`` (at most
+    #: MAX_SHORT_QUESTION_COVERAGE) when that is above ``min_coverage``. Questions written
+    #: with words (not Chinese or Japanese ones). 0 turns it off.
+    min_covered_terms: float = Field(default=2.6, ge=0.0)
     #: Most sentences in one answer; further ones are added only when they cover question
     #: terms the earlier ones did not.
     max_sentences: int = Field(default=2, ge=1, le=10)
@@ -276,6 +285,17 @@ class AnswerSettings(_CheckedSection):
         if mode in ("dense", "hybrid") and spec:
             return MIN_COVERAGE_DENSE_BY_KIND.get(spec.partition(":")[0], DEFAULT_MIN_COVERAGE)
         return DEFAULT_MIN_COVERAGE
+
+    def required_coverage(self, distinct_words: int | None) -> float:
+        """The share of its term weight a question of ``distinct_words`` words must have
+        covered: :meth:`coverage`, or for a short question ``min_covered_terms`` words' share
+        (at most :data:`MAX_SHORT_QUESTION_COVERAGE`) when that is more. None: the question's
+        terms are not words (Chinese and Japanese bigrams), so :meth:`coverage` alone."""
+        floor = self.coverage()
+        if not distinct_words or not self.min_covered_terms:
+            return floor
+        return max(floor, min(MAX_SHORT_QUESTION_COVERAGE,
+                              self.min_covered_terms / distinct_words))
 
     def resolved(self, mode: str | None = None, spec: str | None = None) -> AnswerSettings:
         """These settings with ``min_coverage`` a number for ``mode`` and embedder ``spec``."""
@@ -623,9 +643,13 @@ target_recall = 0.95
 top_k = 5
 # The extractive answerer answers only when the sentences it picks cover at least this
 # share of the question's terms (weighted by rarity); below it the status is no_evidence.
-# "auto": 0.3, and 0.25 in dense and hybrid modes with e5: (whose dense gate, below, refuses
-# the near misses word overlap lets through).
+# "auto": 0.28, and 0.25 in dense and hybrid modes with e5: (whose dense gate, below,
+# refuses the near misses word overlap lets through).
 min_coverage = "auto"
+# A short question must have about this many of its words' worth covered: a question of
+# six words needs 2.6 / 6 = 0.43 of its weight, of three or fewer 0.5 (Chinese and Japanese
+# questions: min_coverage only). 0 turns this off.
+min_covered_terms = 2.6
 # At most this many quotes (a sentence, or two of one paragraph, with the block a sentence
 # ending in ":" introduces), each with its own citation.
 max_sentences = 2

@@ -34,6 +34,7 @@ from glassrag.answer.values import (
 )
 from glassrag.dense.hash_embedder import HashEmbedder
 from glassrag.records import ANSWERED, NO_EVIDENCE, Chunk, Hit
+from glassrag.settings import AnswerSettings
 
 
 def make_hit(chunk_id: str, text: str, *, heading: str | None = None, title: str = "Guide",
@@ -46,8 +47,14 @@ def make_hit(chunk_id: str, text: str, *, heading: str | None = None, title: str
     return Hit(chunk=chunk, score=1.0)
 
 
-def quotes(question: str, hits: list[Hit]) -> list[str]:
-    draft = extractive_answer(question, hits)
+# The short-question share off, for tests of how quotes are chosen among short questions'
+# near misses (tests/answer/test_short_questions.py tests the share).
+FLOOR_ONLY = AnswerSettings(min_covered_terms=0)
+
+
+def quotes(question: str, hits: list[Hit], settings: AnswerSettings = AnswerSettings()
+           ) -> list[str]:
+    draft = extractive_answer(question, hits, settings)
     assert draft.status == ANSWERED, draft.notes
     for citation in draft.citations:  # verbatim, whatever the shape
         assert any(citation.quote in h.chunk.text for h in hits)
@@ -547,7 +554,7 @@ def test_a_question_asking_which_version_gets_the_changelog_title_the_entry_sits
     rst = ("Version 7.1 --- 2022-05-04\n--------------------------\n\n"
            "- Reports can now be written as JSON.\n")
     assert quotes("In which release did reports get a JSON format?",
-                  [make_hit("changes.rst#2", rst, source="changes.rst")]) == [
+                  [make_hit("changes.rst#2", rst, source="changes.rst")], FLOOR_ONLY) == [
         "Version 7.1 --- 2022-05-04", "- Reports can now be written as JSON."]
     # Any other number in a title answers no count: "Step 3" says nothing of how many.
     steps = "Step 3\n------\n\nThe worker restarts after a crash.\n"
@@ -723,7 +730,7 @@ def test_a_quantity_question_is_not_answered_by_quotes_that_state_no_quantity() 
         "Package scripts run in an environment that tells them about npm and the current "
         "lifecycle script.\n\nScripts that hang can be stopped with Ctrl-C.\n"))
     draft = extractive_answer("How many seconds may a lifecycle script that hangs run "
-                              "before it is stopped?", [hit])
+                              "before it is stopped?", [hit], FLOOR_ONLY)
     assert draft.status == NO_EVIDENCE
     assert "quantity" in str(draft.notes["reason"])
 
@@ -915,7 +922,7 @@ def test_a_row_of_a_table_with_a_default_column_states_its_default() -> None:
     for header, other, row, question in cases:
         text = f"{header}\n|---|---|---|---|\n{other}\n{row}\n"
         hit = make_hit("sheet#3", text, heading="ActionSheet › Props")
-        draft = extractive_answer(question, [hit])
+        draft = extractive_answer(question, [hit], FLOOR_ONLY)
         best = draft.notes["sentences"][0]  # type: ignore[index]
         assert text[best["start"]:best["end"]] == row
 

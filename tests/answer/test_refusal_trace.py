@@ -10,8 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conceal_fixtures import batched_kb, scrub
 from glassrag import KnowledgeBase, Principal
+from glassrag.settings import AnswerSettings
 
 READER = Principal("reader")
 ROOT = Principal("root", admin=True)
@@ -50,8 +53,10 @@ def test_a_refusal_trace_gives_the_coverage_and_the_threshold(tmp_path: Path) ->
     [attempt] = trace["attempts"]
     notes = attempt["draft"]["notes"]
     assert attempt["draft"]["status"] == "no_evidence" and attempt["draft"]["citations"] == []
-    assert notes["best_coverage"] < notes["threshold"] == 0.3
-    assert "threshold is 0.30" in notes["reason"]
+    # Six words: the share required is raised to min_covered_terms words' worth of them.
+    required = AnswerSettings().min_covered_terms / 6
+    assert notes["best_coverage"] < notes["threshold"] == pytest.approx(required)
+    assert f"threshold is {required:.2f}" in notes["reason"]
 
 
 def test_the_refusal_record_is_the_same_with_and_without_hidden_pages(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from glassrag.audit import why_not as stages
 from glassrag.audit.why_not import why_not
 from glassrag.errors import InvalidInput
 from glassrag.interfaces.cli.main import app
+from glassrag.settings import AnswerSettings
 
 QUESTION = "zebra migration patterns in kenya"
 ADMIN = Principal("root", admin=True)
@@ -140,8 +141,10 @@ def test_below_the_evidence_threshold_gives_coverage_against_it(kb: KnowledgeBas
     told = why_not(kb, question, "kenya.md")
     assert told.stage == stages.BELOW_THRESHOLD
     assert told.details["rank"] == 1
-    assert 0 < told.details["coverage"] < told.details["min_coverage"] == 0.3
-    assert "threshold is 0.30" in told.reason
+    # Seven words: the share required is raised to min_covered_terms words' worth.
+    required = AnswerSettings().min_covered_terms / 7
+    assert 0 < told.details["coverage"] < told.details["min_coverage"] == pytest.approx(required)
+    assert f"threshold is {required:.2f}" in told.reason
 
 
 def test_not_selected_and_cited(kb: KnowledgeBase) -> None:

@@ -24,7 +24,7 @@ from glassrag.answer.value_choice import value_for
 from glassrag.answer.values import asks_version, lacks_quantity, seeks_literal, states_number
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
-from glassrag.text.analysis import unique_terms
+from glassrag.text.analysis import has_han, has_kana, unique_terms
 from glassrag.text.sentences import split_sentences as _split
 
 
@@ -46,6 +46,11 @@ MIN_ADDED_COVERAGE = 0.05
 # A further sentence adding less than this share is context: it does not count as stating
 # the number a how-many question asks for (an idle socket's "30 seconds" is no retry count).
 ADDED_COVERAGE_TO_STATE = 0.15
+# The note of a refusal by the short-question share alone (AnswerSettings.required_coverage):
+# its best sentence reaches min_coverage. In dense and hybrid modes such a question is not
+# handed to the semantic fallback, whose sentence closest in meaning to a question of a few
+# words is one about those same words.
+SHORT_QUESTION = "short_question"
 # Candidates listed in the draft's notes (the trace); the rest only cost space.
 NOTED_CANDIDATES = 10
 
@@ -72,7 +77,8 @@ def extractive_answer(
     """Answer ``question`` with verbatim sentences from the permitted, ranked ``evidence``.
 
     ``term_weights`` (e.g. IDF from the index) replaces the IDF computed over the evidence
-    sentences. The draft is ``no_evidence`` when no unit covers ``min_coverage``, or when the
+    sentences. The draft is ``no_evidence`` when no unit covers ``min_coverage`` (more for a
+    question of few terms: :meth:`~glassrag.settings.AnswerSettings.required_coverage`), or when the
     question names something no readable document mentions (``unknown_names``, from
     :attr:`~glassrag.retrieval.search.Retrieval.unknown`: its names and uncommon words):
     documents that never name Kubernetes cannot say how to deploy on it, however well they cover
@@ -80,7 +86,12 @@ def extractive_answer(
     A ``min_coverage`` of "auto" is the lexical default; callers in dense and hybrid modes
     pass :meth:`~glassrag.settings.AnswerSettings.resolved` settings.
     """
-    threshold = settings.coverage()
+    terms = question_terms(question)
+    # A Chinese or Japanese question's terms are segments, bigrams and single characters,
+    # whose count says little of how many words it asks with, and its answer is often in
+    # other words ("收到货 8 天" answered by "签收后 10 天内"): no such question is "short".
+    threshold = settings.required_coverage(
+        None if has_han(question) or has_kana(question) else len(terms))
     if unknown_names:
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
                      notes={"threshold": threshold,
@@ -88,7 +99,6 @@ def extractive_answer(
                             "reason": "the question names "
                             f"{', '.join(repr(n) for n in unknown_names)}, which no readable "
                             "document mentions"})
-    terms = question_terms(question)
     candidates = units(evidence, settings.max_hits)
     weights = weights_for(terms, candidates, term_weights, question)
     notes: dict[str, object] = {
@@ -103,7 +113,13 @@ def extractive_answer(
     notes["best_coverage"] = round(best, 4)
     notes["seeks_literal"] = literal
     if not terms or not scored or best < threshold:
-        notes["reason"] = _no_evidence_reason(terms, bool(scored), best, threshold)
+        reason = _no_evidence_reason(terms, bool(scored), best, threshold)
+        if terms and scored and best >= settings.coverage():
+            # The question's words are there, too few of them for a question this short:
+            # a near miss, which no sentence closer in meaning mends (see SHORT_QUESTION).
+            notes[SHORT_QUESTION] = True
+            reason += f", raised for a question of {len(terms)} words"
+        notes["reason"] = reason
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive", notes=notes)
 
     first = next(s for s in scored if s.coverage >= threshold)

@@ -225,7 +225,8 @@ class _Ask:
                           f"it was not dropped: it ranked {rank} and the answer cites it",
                           {"rank": rank})
         best = self._best_coverage(mine, draft.notes)
-        threshold = self.answer_settings.coverage()
+        # The share the answerer required of this question (more for a short question).
+        threshold = float(draft.notes.get("threshold", self.answer_settings.coverage()))
         similarity = max((h.scores.get("dense", -1.0) for h in mine), default=-1.0)
         min_score = self.kb.settings.dense.min_cosine()
         semantic = self.mode in ("dense", "hybrid") and "dense" in mine[0].scores
