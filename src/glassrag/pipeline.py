@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from glassrag.answer.dense_gate import NO_RESCUE, refusal
 from glassrag.answer.extractive import SHORT_QUESTION, extractive_answer
 from glassrag.answer.named import unnamed_refusal
-from glassrag.answer.semantic import semantic_answer
+from glassrag.answer.semantic import long_enough, semantic_answer
 from glassrag.answer.verify import verify
 from glassrag.disclosure import disclose
 from glassrag.errors import GlassragError
@@ -233,7 +233,8 @@ def status_and_draft(question: str, found: Retrieval, settings: AnswerSettings,
     # evidence alone, so whether it is there says nothing about hidden documents.
     if _blocked_would_answer(question, found, settings):
         return BLOCKED, refused
-    if semantic and any(h.scores.get("dense", -1.0) >= (min_score or 0) for h in found.blocked):
+    if semantic and long_enough(question, settings) \
+            and any(h.scores.get("dense", -1.0) >= (min_score or 0) for h in found.blocked):
         return BLOCKED, refused
     return NO_EVIDENCE, refused
 

@@ -243,6 +243,13 @@ class DenseSettings(_Section):
 # and refuses more unanswerable ones than 0.3 (benchmarks/RESULTS.md, docs/evaluation.md).
 DEFAULT_MIN_COVERAGE = 0.28
 MIN_COVERAGE_DENSE_BY_KIND = {"e5": 0.25}
+# The semantic fallback (dense and hybrid modes: no sentence covers the question's words, the
+# sentence closest in meaning is quoted) answers a question of at least this many distinct
+# terms, for ``[answer] semantic_min_terms = "auto"``. With e5 on real documentation the
+# closest sentence answered 2 of 23 shorter questions (the rest wrong or unanswerable) and
+# 27 of 80 longer ones (benchmarks/RESULTS.md). Other kinds are not measured: 0, no bound.
+DEFAULT_SEMANTIC_MIN_TERMS = 0
+SEMANTIC_MIN_TERMS_BY_KIND = {"e5": 12}
 # A question of few words is covered to a large share by chance: two words of five in an
 # unrelated sentence are 40%. Its best sentence must cover about ``min_covered_terms`` of its
 # words' worth, a share of at most this much (a three-word question: half).
@@ -263,12 +270,22 @@ class AnswerSettings(_CheckedSection):
     #: MAX_SHORT_QUESTION_COVERAGE) when that is above ``min_coverage``. Questions written
     #: with words (not Chinese or Japanese ones). 0 turns it off.
     min_covered_terms: float = Field(default=2.6, ge=0.0)
+    #: The semantic fallback answers only questions of at least this many distinct terms.
+    #: "auto": SEMANTIC_MIN_TERMS_BY_KIND in dense and hybrid modes, else 0 (no bound).
+    semantic_min_terms: int | Literal["auto"] = "auto"
     #: Most sentences in one answer; further ones are added only when they cover question
     #: terms the earlier ones did not.
     max_sentences: int = Field(default=2, ge=1, le=10)
     #: How many of the best-ranked evidence hits sentences are taken from.
     max_hits: int = Field(default=5, ge=1, le=MAX_TOP_K)
     log_path: str = ""
+
+    @field_validator("semantic_min_terms")
+    @classmethod
+    def _terms(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 0:
+            raise ValueError("semantic_min_terms must be a count >= 0 or \"auto\"")
+        return value
 
     @field_validator("min_coverage")
     @classmethod
@@ -297,9 +314,21 @@ class AnswerSettings(_CheckedSection):
         return max(floor, min(MAX_SHORT_QUESTION_COVERAGE,
                               self.min_covered_terms / distinct_words))
 
+    def semantic_terms(self, mode: str | None = None, spec: str | None = None) -> int:
+        """``semantic_min_terms`` as a number: "auto" is the default of the kind of embedder
+        ``spec`` names in dense and hybrid ``mode``, else :data:`DEFAULT_SEMANTIC_MIN_TERMS`."""
+        if not isinstance(self.semantic_min_terms, str):
+            return self.semantic_min_terms
+        if mode in ("dense", "hybrid") and spec:
+            return SEMANTIC_MIN_TERMS_BY_KIND.get(spec.partition(":")[0],
+                                                  DEFAULT_SEMANTIC_MIN_TERMS)
+        return DEFAULT_SEMANTIC_MIN_TERMS
+
     def resolved(self, mode: str | None = None, spec: str | None = None) -> AnswerSettings:
-        """These settings with ``min_coverage`` a number for ``mode`` and embedder ``spec``."""
-        return self.model_copy(update={"min_coverage": self.coverage(mode, spec)})
+        """These settings with ``min_coverage`` and ``semantic_min_terms`` numbers for
+        ``mode`` and embedder ``spec``."""
+        return self.model_copy(update={"min_coverage": self.coverage(mode, spec),
+                                       "semantic_min_terms": self.semantic_terms(mode, spec)})
 
 
 LLMProfile = Literal["openai", "openai-responses", "deepseek", "ollama", "vllm", "llamacpp"]
@@ -650,6 +679,10 @@ min_coverage = "auto"
 # six words needs 2.6 / 6 = 0.43 of its weight, of three or fewer 0.5 (Chinese and Japanese
 # questions: min_coverage only). 0 turns this off.
 min_covered_terms = 2.6
+# In dense and hybrid modes, a question no sentence covers is answered with the sentence
+# closest in meaning only when it has at least this many distinct terms. "auto": 12 for e5:
+# (its closest sentence rarely answers a shorter question), 0 (no bound) for the others.
+semantic_min_terms = "auto"
 # At most this many quotes (a sentence, or two of one paragraph, with the block a sentence
 # ending in ":" introduces), each with its own citation.
 max_sentences = 2

@@ -1,7 +1,8 @@
 """A question of few terms must have more of them covered: two words of five are 40% of it
 by chance in an unrelated sentence. ``[answer] min_covered_terms`` raises the share a short
 question's best sentence must cover; such a near miss is refused in every mode, the semantic
-fallback of dense and hybrid modes included."""
+fallback of dense and hybrid modes included, and the calibration replays it so. The semantic
+fallback itself answers only questions of ``[answer] semantic_min_terms`` terms (12 with e5)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from glassrag import KnowledgeBase
+from glassrag import KnowledgeBase, Principal
+from glassrag.errors import InvalidInput
+from glassrag.eval.docs_questions import DocsQuestion
+from glassrag.eval.refusal_calibration import outcome
+from glassrag.eval.refusal_signals import record
 from glassrag.settings import DEFAULT_MIN_COVERAGE, MAX_SHORT_QUESTION_COVERAGE, AnswerSettings
 
 DOCS = [
@@ -37,6 +42,8 @@ def test_the_share_required_grows_as_the_question_shrinks() -> None:
     assert AnswerSettings(min_coverage=0.6).required_coverage(5) == 0.6
     off = AnswerSettings(min_covered_terms=0)
     assert off.required_coverage(3) == off.coverage() == DEFAULT_MIN_COVERAGE
+    # Chinese and Japanese questions (None: their terms are not words) take the floor.
+    assert settings.required_coverage(None) == 0.28
 
 
 @pytest.fixture
@@ -79,3 +86,40 @@ def test_without_the_rule_the_near_miss_is_answered(kb: KnowledgeBase,
     answer = kb.ask(NEAR_MISS, mode="bm25")
     assert answer.status == "answered"
     assert answer.citations[0].quote == "The kiln fires glazed pots at night."
+
+
+def test_the_semantic_fallback_bound_is_per_embedder_kind() -> None:
+    auto = AnswerSettings()
+    assert auto.semantic_terms("hybrid", "e5:multilingual-e5-small") == 12
+    assert auto.semantic_terms("dense", "e5:multilingual-e5-small") == 12
+    assert auto.semantic_terms("bm25", "e5:multilingual-e5-small") == 0
+    assert auto.semantic_terms("hybrid", "hash:256") == 0  # not measured: no bound
+    assert AnswerSettings(semantic_min_terms=3).semantic_terms("hybrid", "hash:256") == 3
+    assert auto.resolved("hybrid", "e5:x").semantic_min_terms == 12
+    with pytest.raises(InvalidInput, match="semantic_min_terms"):
+        AnswerSettings(semantic_min_terms=-1)
+
+
+@pytest.mark.parametrize(("least", "status"), [(4, "answered"), (5, "no_evidence")])
+def test_the_semantic_fallback_answers_a_question_of_enough_terms(
+        kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch, least: int, status: str) -> None:
+    monkeypatch.setattr(kb.settings, "answer",
+                        kb.settings.answer.model_copy(update={"semantic_min_terms": least}))
+    answer = kb.ask(PARAPHRASE, mode="dense")  # four terms: weekday, custom, purchas, bowl
+    assert answer.status == status
+    notes = _notes(kb, answer.trace_id)
+    assert notes["method"] == "semantic"
+    if status == "no_evidence":
+        assert notes["reason"].startswith("the question has fewer than 5 terms")
+
+
+def test_the_calibration_replays_a_near_miss_without_the_fallback(kb: KnowledgeBase) -> None:
+    question = DocsQuestion("q1", NEAR_MISS, answerable=False)
+    signals = record(kb, question, Principal("eval"), "hybrid", "hash:256", None, [0.28, 0.6])
+    full = tuple(signals.hits)
+    # At 0.28 the refusal is the short question's (its best sentence covers 0.40); at 0.6 it
+    # is min_coverage's own, and the fallback is asked.
+    assert signals.near_misses == {(full, 0.28)}
+    assert signals.extractive[full] == {0.28: None, 0.6: None}
+    assert outcome(signals, 0.28, -1.0, "hybrid") is signals.refused
+    assert outcome(signals, 0.6, -1.0, "hybrid")["status"] == "answered"

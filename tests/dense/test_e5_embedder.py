@@ -174,6 +174,10 @@ def test_chinese_paraphrase_found_by_e5_not_bm25(e5: E5Embedder, kb: KnowledgeBa
     assert dense.hits[0].scores["dense"] == pytest.approx(float(expected), abs=1e-4)
     hybrid = kb.search(ZH_QUESTION, mode="hybrid", top_k=4)
     assert hybrid.hits[0].chunk.doc_id == "retrieval"
+    # The question is too short for e5's semantic fallback (semantic_min_terms "auto": 12);
+    # with that bound off, the dense gate decides.
+    assert kb.ask(ZH_QUESTION, mode="dense").status == "no_evidence"
+    kb.settings.answer = kb.settings.answer.model_copy(update={"semantic_min_terms": 0})
     # Four short notes, none of which stands out much for so vague a question (margin
     # ~0.03), and a quote e5 puts at ~0.876 from it: e5's default dense gate (margin 0.045,
     # quote cosine 0.88) refuses it, and says why in the trace.

@@ -54,6 +54,9 @@ def test_e5_cut_off_turns_away_what_minilms_would_let_through(kb: KnowledgeBase,
     unrelated = "Which volcano erupted in 1815?"
     assert kb.ask(unrelated, mode="dense").status == "no_evidence"
     kb.settings.dense.min_score = 0.3  # MiniLM's value: the same question now "finds" a note
-    # ... once the relative cut ([dense] min_margin, which also refuses it) is off too.
+    # ... once the relative cut ([dense] min_margin, which also refuses it) is off too, and
+    # e5's bound on the semantic fallback (semantic_min_terms: a question of three terms).
     kb.settings.dense.min_margin = 0.0
+    assert kb.ask(unrelated, mode="dense").status == "no_evidence"
+    kb.settings.answer = kb.settings.answer.model_copy(update={"semantic_min_terms": 0})
     assert kb.ask(unrelated, mode="dense").status == "answered"

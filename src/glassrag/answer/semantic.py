@@ -30,11 +30,18 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
     that holds it, then the quotes covering more of the question's words (both as
     :func:`~glassrag.answer.extractive.extractive_answer` chooses them).
 
-    Still verbatim and cited; ``no_evidence`` when no sentence reaches ``min_score``.
+    Still verbatim and cited; ``no_evidence`` when no sentence reaches ``min_score``, or
+    when the question has fewer than ``settings.semantic_min_terms`` distinct terms (a
+    number once :meth:`~glassrag.settings.AnswerSettings.resolved`; "auto" is no bound).
     """
     quotable = units(evidence, settings.max_hits)
     candidates = [u for u in quotable if u.size == 1]
     notes: dict[str, object] = {"method": "semantic", "threshold": min_score}
+    if not long_enough(question, settings):
+        notes["reason"] = (f"the question has fewer than {settings.semantic_min_terms} terms: "
+                           "the sentence closest in meaning to so short a question is rarely "
+                           "its answer")
+        return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
     if not candidates:
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
     # The question is a query and the sentences are passage text: asymmetric models (E5)
@@ -68,6 +75,13 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
                         for u, q in zip(chosen, quotes, strict=True)),
         answerer="extractive", notes=notes,
     )
+
+
+def long_enough(question: str, settings: AnswerSettings) -> bool:
+    """Whether ``question`` has the ``semantic_min_terms`` distinct terms the semantic
+    fallback needs ("auto", unresolved, is no bound)."""
+    least = settings.semantic_min_terms
+    return not isinstance(least, int) or len(question_terms(question)) >= least
 
 
 def _further(question: str, chosen: list[Unit], quotable: Sequence[Unit],

@@ -235,7 +235,7 @@ def _drafted(s: Signals, coverage: float, cosine: float | None, mode: str) -> Ro
     row = s.extractive.get(subset, {}).get(coverage) if subset else None
     if row is not None:
         return row
-    if cosine is None or not s.semantic:
+    if cosine is None or not s.semantic or (subset, coverage) in s.near_misses:
         return s.refused
     close = [i for i in keep if cosines[i] >= cosine]
     if not close:

@@ -47,6 +47,9 @@ class Signals:
     cut: float | None = None
     # The quote cosine of every answered row above, by the row's identity.
     quote_cosines: dict[int, float | None] = field(default_factory=dict)
+    # (hit list, coverage threshold) where the extractive refusal was a short question's near
+    # miss: the semantic fallback is not asked (extractive.SHORT_QUESTION).
+    near_misses: set[tuple[tuple[str, ...], float]] = field(default_factory=set)
 
     def margin_at(self, cut: float | None) -> float | None:
         """The dense margin retrieval measures with ``[dense] min_score`` ``cut``: over the
@@ -87,7 +90,7 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         with kb.lock:
             kb._sync()
             found = run_retrieval(kb.store, kb.lexical, req)
-        settings = kb.settings.answer
+        settings = kb.settings.answer.resolved(mode, req.spec)
         # What status_and_draft() refuses whatever the thresholds swept here: a name no readable
         # document mentions. The dense gate is swept: its margin is recorded.
         hits = list(found.hits) if not found.unknown else []
@@ -98,9 +101,13 @@ def record(kb: KnowledgeBase, question: DocsQuestion, principal: Principal, mode
         out.dense = [h.scores.get("dense") for h in hits]
         lists = [hits] if mode != "dense" else [hits[:n] for n in range(1, len(hits) + 1)]
         for subset in lists:
-            out.extractive[tuple(h.chunk.chunk_id for h in subset)] = {
-                t: _extractive(question, subset, settings, t, found.rare_names)
-                for t in coverages}
+            ids = tuple(h.chunk.chunk_id for h in subset)
+            out.extractive[ids] = {}
+            for t in coverages:
+                row, near_miss = _extractive(question, subset, settings, t, found.rare_names)
+                out.extractive[ids][t] = row
+                if near_miss:
+                    out.near_misses.add((ids, t))
         if req.dense is not None and mode in DENSE_MODES:
             once = _QuestionOnce(req.dense.embedder)
             out.semantic = [_semantic(question, hit, hits, once, settings, found.rare_names)
@@ -169,14 +176,18 @@ def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit],
 
 
 def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSettings,
-                threshold: float, rare_names: Sequence[tuple[str, ...]]) -> Row | None:
-    from glassrag.answer.extractive import extractive_answer
+                threshold: float, rare_names: Sequence[tuple[str, ...]],
+                ) -> tuple[Row | None, bool]:
+    """The judged answered row at ``threshold`` (None: refused), and whether the refusal
+    was a short question's near miss."""
+    from glassrag.answer.extractive import SHORT_QUESTION, extractive_answer
 
     if not hits:
-        return None
+        return None, False
     draft = extractive_answer(question.question, hits,
                               settings.model_copy(update={"min_coverage": threshold}))
-    return _verified(question, draft, hits, rare_names)
+    return (_verified(question, draft, hits, rare_names),
+            bool(draft.notes.get(SHORT_QUESTION)))
 
 
 class _QuestionOnce:
