@@ -18,7 +18,7 @@ import re
 import sys
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -257,6 +257,18 @@ SEMANTIC_MIN_TERMS_BY_KIND = {"e5": 10}
 MAX_SHORT_QUESTION_COVERAGE = 0.5
 
 
+_T = TypeVar("_T")
+
+
+def _dense_kind_default(mode: str | None, spec: str | None, by_kind: dict[str, _T],
+                        default: _T) -> _T:
+    """An "auto" answer setting's value: ``by_kind``'s for the kind of embedder ``spec``
+    names in dense and hybrid ``mode``, else ``default``."""
+    if mode in ("dense", "hybrid") and spec:
+        return by_kind.get(spec.partition(":")[0], default)
+    return default
+
+
 class AnswerSettings(_CheckedSection):
     """The ``[answer]`` section, and how the extractive answerer chooses sentences."""
 
@@ -300,9 +312,7 @@ class AnswerSettings(_CheckedSection):
         and hybrid ``mode`` the default of the kind of embedder ``spec`` names."""
         if not isinstance(self.min_coverage, str):
             return self.min_coverage
-        if mode in ("dense", "hybrid") and spec:
-            return MIN_COVERAGE_DENSE_BY_KIND.get(spec.partition(":")[0], DEFAULT_MIN_COVERAGE)
-        return DEFAULT_MIN_COVERAGE
+        return _dense_kind_default(mode, spec, MIN_COVERAGE_DENSE_BY_KIND, DEFAULT_MIN_COVERAGE)
 
     def required_coverage(self, distinct_words: int | None) -> float:
         """The share of its term weight a question of ``distinct_words`` words must have
@@ -320,10 +330,8 @@ class AnswerSettings(_CheckedSection):
         ``spec`` names in dense and hybrid ``mode``, else :data:`DEFAULT_SEMANTIC_MIN_TERMS`."""
         if not isinstance(self.semantic_min_terms, str):
             return self.semantic_min_terms
-        if mode in ("dense", "hybrid") and spec:
-            return SEMANTIC_MIN_TERMS_BY_KIND.get(spec.partition(":")[0],
-                                                  DEFAULT_SEMANTIC_MIN_TERMS)
-        return DEFAULT_SEMANTIC_MIN_TERMS
+        return _dense_kind_default(mode, spec, SEMANTIC_MIN_TERMS_BY_KIND,
+                                   DEFAULT_SEMANTIC_MIN_TERMS)
 
     def resolved(self, mode: str | None = None, spec: str | None = None) -> AnswerSettings:
         """These settings with ``min_coverage`` and ``semantic_min_terms`` numbers for

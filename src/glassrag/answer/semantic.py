@@ -34,14 +34,14 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
     when the question has fewer than ``settings.semantic_min_terms`` distinct terms (a
     number once :meth:`~glassrag.settings.AnswerSettings.resolved`; "auto" is no bound).
     """
-    quotable = units(evidence, settings.max_hits)
-    candidates = [u for u in quotable if u.size == 1]
     notes: dict[str, object] = {"method": "semantic", "threshold": min_score}
     if not long_enough(question, settings):
         notes["reason"] = (f"the question has fewer than {settings.semantic_min_terms} terms: "
                            "the sentence closest in meaning to so short a question is rarely "
                            "its answer")
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
+    quotable = units(evidence, settings.max_hits)
+    candidates = [u for u in quotable if u.size == 1]
     if not candidates:
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
     # The question is a query and the sentences are passage text: asymmetric models (E5)

@@ -226,7 +226,7 @@ class _Ask:
                           {"rank": rank})
         best = self._best_coverage(mine, draft.notes)
         # The share the answerer required of this question (more for a short question).
-        threshold = float(draft.notes.get("threshold", self.answer_settings.coverage()))
+        threshold = float(draft.notes["threshold"])
         similarity = max((h.scores.get("dense", -1.0) for h in mine), default=-1.0)
         min_score = self.kb.settings.dense.min_cosine()
         semantic = self.mode in ("dense", "hybrid") and "dense" in mine[0].scores
