@@ -289,6 +289,10 @@ class AnswerSettings(_CheckedSection):
     #: Most sentences in one answer; further ones are added only when they cover question
     #: terms the earlier ones did not.
     max_sentences: int = Field(default=2, ge=1, le=10)
+    #: Quotes of at most 80 characters (a list item, a table row, a value line:
+    #: ``answer.extractive.SHORT_QUOTE_CHARS``) added after the ``max_sentences``, each
+    #: adding question terms as those do.
+    max_short_quotes: int = Field(default=1, ge=0, le=5)
     #: How many of the best-ranked evidence hits sentences are taken from.
     max_hits: int = Field(default=5, ge=1, le=MAX_TOP_K)
     log_path: str = ""
@@ -695,6 +699,9 @@ semantic_min_terms = "auto"
 # At most this many quotes (a sentence, or two of one paragraph, with the block a sentence
 # ending in ":" introduces), each with its own citation.
 max_sentences = 2
+# After those, at most this many short quotes (80 characters or fewer: a list item, a table
+# row, a "Default: 10" line) that add more of the question's words. 0 turns them off.
+max_short_quotes = 1
 # Sentences are taken from at most this many of the best-ranked evidence chunks.
 max_hits = 5
 # Append one JSON line per question (question, roles, status, top_score, citations) to

@@ -138,7 +138,7 @@ def test_a_hit_scored_far_below_the_best_loses_to_one_near_it() -> None:
     hits = [make_hit("a#1", "Parcels to Canada leave on Mondays.", score=10.0),
             make_hit("b#1", "Parcels to Canada leave on Mondays by sea.", score=2.0)]
     # Standing alone decides: the short-question share (which only the second reaches) off.
-    one = AnswerSettings(max_sentences=1, min_covered_terms=0)
+    one = AnswerSettings(max_sentences=1, max_short_quotes=0, min_covered_terms=0)
     draft = extractive_answer("When do parcels to Canada leave by sea?", hits, one)
     assert [c.chunk_id for c in draft.citations] == ["a#1"]
     close = [hits[0], make_hit("b#1", "Parcels to Canada leave on Mondays by sea.", score=9.5)]
@@ -175,7 +175,7 @@ def test_a_second_sentence_is_added_only_for_new_question_terms() -> None:
                                                   "Checked bags cost 30 euros."]
     assert draft.text == "Based on notes.md: Seats cost 12 euros. Checked bags cost 30 euros."
     single = extractive_answer("What do bags and seats cost?", [hit],
-                               AnswerSettings(max_sentences=1))
+                               AnswerSettings(max_sentences=1, max_short_quotes=0))
     assert len(single.citations) == 1
 
 

@@ -534,8 +534,10 @@ def test_a_question_asking_which_command_gets_the_title_of_the_section_that_answ
             "\nThis command runs by itself when the ``Cleanup`` module is loaded.\n")
     hit = make_hit("command/flush_cache.rst#1", text, heading="flush_cache",
                    title="flush_cache", source="command/flush_cache.rst")
+    # The short line after them adds the question's "command" (max_short_quotes).
     assert quotes("Which command empties the cache for the current directory?", [hit]) == [
-        "flush_cache", "Empties the cache for the current directory and below."]
+        "flush_cache", "Empties the cache for the current directory and below.",
+        "This command runs by itself when the ``Cleanup`` module is loaded."]
     # A Markdown heading is quoted without its marks.
     md = "### `store.flush()`\n\nEmpties the cache of the store and everything below it.\n"
     assert quotes("Which call empties the cache of the store?",

@@ -46,11 +46,19 @@ MIN_ADDED_COVERAGE = 0.05
 # A further sentence adding less than this share is context: it does not count as stating
 # the number a how-many question asks for (an idle socket's "30 seconds" is no retry count).
 ADDED_COVERAGE_TO_STATE = 0.15
+# A quote past ``max_sentences`` (one of ``max_short_quotes``) is at most this long: a list
+# item, a table row, a "Default: 10" line adds one more of the question's words at little
+# length. On real documentation one such quote answered 11 more of 717 held-out questions
+# (bm25) and 10 more (hybrid); 100 or 120 characters gained no more and made answers longer
+# (benchmarks/RESULTS.md, "Docs QA: a short third quote").
+SHORT_QUOTE_CHARS = 80
 # The note of a refusal by the short-question share alone (AnswerSettings.required_coverage):
 # its best sentence reaches min_coverage. In dense and hybrid modes such a question is not
 # handed to the semantic fallback, whose sentence closest in meaning to a question of a few
 # words is one about those same words.
 SHORT_QUESTION = "short_question"
+# The note counting an answer's short quotes, the last ones (max_short_quotes).
+SHORT_QUOTES = "short_quotes"
 # Candidates listed in the draft's notes (the trace); the rest only cost space.
 NOTED_CANDIDATES = 10
 
@@ -144,7 +152,7 @@ def extractive_answer(
         covered |= value.covered
     stating = list(chosen)  # the quotes that may state the quantity asked for
     for extra, states in further_quotes(terms, weights, covered, scored, chosen, subject,
-                                        settings.max_sentences):
+                                        settings.max_sentences, settings.max_short_quotes):
         chosen.append(extra)
         covered |= extra.covered
         if states:
@@ -155,6 +163,9 @@ def extractive_answer(
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
                      notes=notes)
     notes["coverage"] = round(coverage(terms, covered, weights), 4)
+    # Those past max_sentences, the short ones: the dense gate judges the answer by the others
+    # (a line this short says too little for its cosine to the question to mean anything).
+    notes[SHORT_QUOTES] = max(0, len(chosen) - settings.max_sentences)
     notes["sentences"] = [
         {
             "chunk_id": s.unit.chunk.chunk_id, "sentence": s.unit.sentence_index,
@@ -197,18 +208,21 @@ def _label(scored: Scored, with_heading: bool) -> str:
 
 def further_quotes(terms: list[str], weights: dict[str, float], covered: set[str],
                    scored: list[Scored], chosen: list[Scored], subject: frozenset[str],
-                   limit: int) -> list[tuple[Scored, bool]]:
-    """The quotes to add after ``chosen`` (``limit`` quotes in all), best gain first: each
-    covers at least :data:`MIN_ADDED_COVERAGE` more of the question's term weight than the
-    quotes before it, and comes with whether it may state the value asked for (it adds
+                   limit: int, short: int = 0) -> list[tuple[Scored, bool]]:
+    """The quotes to add after ``chosen`` (``limit`` quotes in all, then up to ``short``
+    more while the best is at most :data:`SHORT_QUOTE_CHARS` characters), best gain first:
+    each covers at least :data:`MIN_ADDED_COVERAGE` more of the question's term weight than
+    the quotes before it, and comes with whether it may state the value asked for (it adds
     :data:`ADDED_COVERAGE_TO_STATE` or more and is prose: the numbers of a code example
     quoted for the names it shares, ``progressbar([1, 2, 3])``, are its data)."""
     covered, taken = set(covered), list(chosen)
     added: list[tuple[Scored, bool]] = []
-    while len(taken) < limit:
+    while len(taken) < limit + short:
         gain, extra = _best_addition(terms, weights, covered, scored, taken, subject)
         if extra is None or gain < MIN_ADDED_COVERAGE:
             break
+        if len(taken) >= limit and len(extra.unit.quote) > SHORT_QUOTE_CHARS:
+            break  # past the limit, only the quote that would come next anyway, if short
         taken.append(extra)
         covered |= extra.covered
         added.append((extra, gain >= ADDED_COVERAGE_TO_STATE and not extra.unit.code))

@@ -1,0 +1,82 @@
+"""A short quote after the full ones (``[answer] max_short_quotes``): the next quote the answer
+would add anyway, when it is a line of at most SHORT_QUOTE_CHARS characters."""
+
+from __future__ import annotations
+
+import pytest
+from tests.answer.test_answer import make_hit
+
+from glassrag.answer import extractive
+from glassrag.answer.dense_gate import quote_cosine
+from glassrag.answer.extractive import SHORT_QUOTE_CHARS, SHORT_QUOTES, extractive_answer
+from glassrag.records import ANSWERED, Draft, DraftCitation
+from glassrag.settings import AnswerSettings
+
+# Three facts about a kiln, each holding other words of the question; the third, a short
+# list item, adds the fewest.
+KILN = ("Glazed tiles may leave the kiln only after cooling overnight with the door kept "
+        "closed.\n\n"
+        "The kiln must heat slowly through the morning, about four hours at the full firing "
+        "temperature.\n\n"
+        "- Top shelf: empty")
+QUESTION = ("Tell me about glazed tiles leaving the kiln, heating it slowly to full temperature, "
+            "and the top shelf.")
+
+
+def quotes(settings: AnswerSettings, text: str = KILN) -> list[str]:
+    draft = extractive_answer(QUESTION, [make_hit("kiln#1", text)], settings)
+    assert draft.status == ANSWERED
+    return [c.quote for c in draft.citations]
+
+
+def test_a_short_line_adding_question_words_follows_the_full_quotes() -> None:
+    got = quotes(AnswerSettings(min_covered_terms=0))
+    assert len(got) == 3
+    assert got[2] == "- Top shelf: empty"
+    assert len(got[2]) <= SHORT_QUOTE_CHARS
+
+
+def test_none_when_turned_off() -> None:
+    got = quotes(AnswerSettings(min_covered_terms=0, max_short_quotes=0))
+    assert len(got) == 2
+    assert "- Top shelf: empty" not in got
+
+
+def test_a_long_third_quote_is_not_added(monkeypatch: pytest.MonkeyPatch) -> None:
+    long_line = ("- Top shelf: leave it empty during the first firing of the morning, when the "
+                 "heat is uneven")
+    assert len(long_line) > SHORT_QUOTE_CHARS
+    text = KILN.replace("- Top shelf: empty", long_line)
+    assert len(quotes(AnswerSettings(min_covered_terms=0), text)) == 2
+    # Its length alone keeps it out.
+    monkeypatch.setattr(extractive, "SHORT_QUOTE_CHARS", len(long_line))
+    assert quotes(AnswerSettings(min_covered_terms=0), text)[2] == long_line
+
+
+def test_the_draft_notes_how_many_quotes_are_short() -> None:
+    settings = AnswerSettings(min_covered_terms=0)
+    draft = extractive_answer(QUESTION, [make_hit("kiln#1", KILN)], settings)
+    assert draft.notes[SHORT_QUOTES] == 1
+    one = extractive_answer(QUESTION, [make_hit("kiln#1", KILN)],
+                            AnswerSettings(min_covered_terms=0, max_short_quotes=0))
+    assert one.notes[SHORT_QUOTES] == 0
+
+
+class _Embedder:
+    """Vectors that make only the quote "close" close to the question."""
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+    def embed(self, texts: list[str]):  # type: ignore[no-untyped-def]
+        import numpy as np
+        return np.array([[1.0, 0.0] if t == "close" else [0.0, 1.0] for t in texts])
+
+
+def test_the_dense_gate_does_not_measure_the_short_quotes() -> None:
+    def draft(short: int) -> Draft:
+        return Draft(status=ANSWERED, text="", answerer="extractive",
+                     citations=(DraftCitation("a#1", "far"), DraftCitation("a#1", "close")),
+                     notes={SHORT_QUOTES: short})
+    assert quote_cosine("q", draft(0), _Embedder()) == 1.0
+    assert quote_cosine("q", draft(1), _Embedder()) == 0.0
