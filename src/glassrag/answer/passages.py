@@ -180,8 +180,10 @@ def shapes(text: str) -> tuple[Shape, ...]:
     for index, sentence in enumerate(parts):
         if not quotable[index]:
             continue
-        if sentence.code and lone_code(text, parts, index):
-            continue  # quoted with the sentence that introduces it, never alone
+        if sentence.code and lone_code(text, parts, index) and not sentence.context:
+            # Quoted with the sentence that introduces it, never alone; unless it is read with
+            # a label, a content tab's ("Linux": ``~/.cache/pip``).
+            continue
         following = parts[index + 1] if index + 1 < len(parts) else None
         if following is not None and not quotable[index + 1]:
             following = None

@@ -1,5 +1,6 @@
 """What a line of documentation is about beyond its own words: the header of the table it
-is a row of, and the name that a reST object directive documents, for the lines of its body.
+is a row of, the name that a reST object directive documents, for the lines of its body, and
+the label of the content tab it is in.
 
 A row ``8.4             3.9+`` says nothing until its header ``pytest version  min. Python
 version`` is read with it, and the body of ``.. envvar:: BUILD_NUMBER`` ("When set to a
@@ -17,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from glassrag.answer.tabs import may_hold_tabs, tab_bodies
 from glassrag.text.sentences import (
     FIELD,
     LIST_TABLE,
@@ -88,10 +90,12 @@ def line_starts(text: str) -> list[int]:
 
 
 def line_contexts(text: str) -> dict[int, LineContext]:
-    """For each line (by index) that is a table row under a header or a line of an object
-    directive's body: its :class:`LineContext`. Lines with none are absent."""
-    if "|" not in text and "==" not in text and ".. " not in text and "+-" not in text:
-        # No table and no directive: the common case, decided without splitting lines.
+    """For each line (by index) that is a table row under a header, a line of an object
+    directive's body or a line inside a content tab (:mod:`glassrag.answer.tabs`): its
+    :class:`LineContext`. Lines with none are absent."""
+    if ("|" not in text and "==" not in text and ".. " not in text and "+-" not in text
+            and not may_hold_tabs(text)):
+        # No table, directive or tab: the common case, decided without splitting lines.
         return {}
     lines = text.split("\n")
     starts = line_starts(text)
@@ -105,6 +109,9 @@ def line_contexts(text: str) -> dict[int, LineContext]:
             out[index] = replace(previous, about=previous.about + (argument,))
         else:
             out[index] = LineContext(previous.about + (argument,), directive, argument)
+    for index, label in tab_bodies(lines, starts):
+        previous = out.get(index, LineContext())
+        out[index] = replace(previous, about=previous.about + (label,))
     return out
 
 
