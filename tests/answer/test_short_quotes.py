@@ -9,6 +9,8 @@ from tests.answer.test_answer import make_hit
 from glassrag.answer import extractive
 from glassrag.answer.dense_gate import quote_cosine
 from glassrag.answer.extractive import SHORT_QUOTE_CHARS, SHORT_QUOTES, extractive_answer
+from glassrag.answer.semantic import semantic_answer
+from glassrag.dense.hash_embedder import HashEmbedder
 from glassrag.records import ANSWERED, Draft, DraftCitation
 from glassrag.settings import AnswerSettings
 
@@ -80,3 +82,22 @@ def test_the_dense_gate_does_not_measure_the_short_quotes() -> None:
                      notes={SHORT_QUOTES: short})
     assert quote_cosine("q", draft(0), _Embedder()) == 1.0
     assert quote_cosine("q", draft(1), _Embedder()) == 0.0
+
+
+def test_the_semantic_fallback_adds_a_short_quote_too() -> None:
+    failure = make_hit("export#2", "An export stops halfway when the disk is nearly full.")
+    schedule = make_hit("sched#5", "Each nightly run keeps its log in /var/log/exporter.log "
+                        "for a week.")
+    pager = make_hit("pager#1", "- Paged: the on-call admin")
+    question = ("Why does my nightly export stop halfway through, where is its log kept, and "
+                "who is paged?")
+
+    def quoted(short: int) -> list[str]:
+        draft = semantic_answer(question, [failure, schedule, pager], HashEmbedder(256), 0.1,
+                                AnswerSettings(max_short_quotes=short))
+        return [c.quote for c in draft.citations]
+
+    full = ["An export stops halfway when the disk is nearly full.",
+            "Each nightly run keeps its log in /var/log/exporter.log for a week."]
+    assert quoted(0) == full
+    assert quoted(1) == [*full, "- Paged: the on-call admin"]

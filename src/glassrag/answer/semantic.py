@@ -65,7 +65,8 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
     # Further quotes are context for the sentence the answer stands on: the quantity asked for
     # must be in that sentence or its value line.
-    chosen += _further(question, chosen, quotable, settings.max_sentences)
+    chosen += _further(question, chosen, quotable, settings.max_sentences,
+                       settings.max_short_quotes)
     quotes = [u.quote for u in chosen]
     return Draft(
         status=ANSWERED,
@@ -85,11 +86,11 @@ def long_enough(question: str, settings: AnswerSettings) -> bool:
 
 
 def _further(question: str, chosen: list[Unit], quotable: Sequence[Unit],
-             limit: int) -> list[Unit]:
+             limit: int, short: int = 0) -> list[Unit]:
     """The quotes to add after the sentence closest in meaning (and its value): those covering
-    more of the question's words, chosen as the lexical answerer adds them
-    (:func:`~glassrag.answer.extractive.further_quotes`)."""
-    if len(chosen) >= limit:
+    more of the question's words, chosen as the lexical answerer adds them, ``short`` short
+    ones after ``limit`` (:func:`~glassrag.answer.extractive.further_quotes`)."""
+    if len(chosen) >= limit + short:
         return []
     terms = question_terms(question)
     weights = weights_for(terms, quotable, None, question)
@@ -99,7 +100,7 @@ def _further(question: str, chosen: list[Unit], quotable: Sequence[Unit],
         return []  # a chosen unit only repeats the question (ranked leaves it out)
     covered: set[str] = set().union(*(s.covered | s.unit.context for s in placed))
     added = further_quotes(terms, weights, covered, scored, placed,
-                           heading_terms(chosen[0].chunk), limit)
+                           heading_terms(chosen[0].chunk), limit, short)
     return [s.unit for s, _ in added]
 
 
