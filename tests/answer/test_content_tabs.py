@@ -72,6 +72,26 @@ $ make -C /usr/ports/net/quayline install
 """
 
 
+DOCUSAURUS = """\
+<Tabs>
+  <TabItem value="pkgsrc" label="pkgsrc (NetBSD)">
+
+```bash
+pkgin install quayline
+```
+
+  </TabItem>
+  <TabItem value='ports'>
+
+```bash
+make install
+```
+
+  </TabItem>
+</Tabs>
+"""
+
+
 def labels(text: str) -> dict[str, str]:
     """Each line inside a tab -> the tab's label as written."""
     lines = text.split("\n")
@@ -102,6 +122,13 @@ def test_sphinx_tabs_and_code_group_fences() -> None:
     assert grouped["$ pkgin install quayline"] == "pkgsrc"
     assert grouped["$ make -C /usr/ports/net/quayline install"] == "ports"
     assert "```" not in {line for line, label in grouped.items() if label == "pkgsrc"}
+
+
+def test_docusaurus_tab_items_by_label_else_value() -> None:
+    found = labels(DOCUSAURUS)
+    assert found["pkgin install quayline"] == "pkgsrc (NetBSD)"
+    assert found["make install"] == "ports"
+    assert "</TabItem>" not in found and "<Tabs>" not in found
 
 
 def test_a_text_without_tabs_has_no_labels() -> None:

@@ -3,7 +3,8 @@ are about.
 
 Sites put the same step for several platforms or tools side by side, one tab each: MkDocs
 Material and PyMdown's ``=== "Linux"``, MyST's ``{tab} Linux`` and ``{tab-item}``, Sphinx's
-``.. tab:: Linux``, VitePress's code groups (a fence info string ending in ``[pnpm]``).
+``.. tab:: Linux``, VitePress's code groups (a fence info string ending in ``[pnpm]``),
+Docusaurus's ``<TabItem value="yarn" label="Yarn">``.
 The lines inside never repeat the label: ``~/.cache/pip`` is the cache "on Linux" only
 because the tab says so. The answerer reads the label with each of them, as it reads a
 table row with its header (:func:`glassrag.answer.structure.line_contexts`).
@@ -22,13 +23,17 @@ _TABBED = re.compile(r'([ \t]*)===[+!]?[ \t]+"([^"\n]+)"[ \t]*$')
 _MYST_TAB = re.compile(r"[ \t]*(`{3,}|:{3,})\{(?:tab|tab-item)\}[ \t]+(\S[^\n]*?)[ \t]*$")
 # ``.. tab:: Linux``, ``.. group-tab:: Windows`` (sphinx-tabs): the body is indented.
 _RST_TAB = re.compile(r"([ \t]*)\.\.[ \t]+(?:tab|group-tab)::[ \t]+(\S[^\n]*?)[ \t]*$")
+# Docusaurus (MDX): ``<TabItem value="yarn" label="Yarn">`` up to ``</TabItem>``.
+_TAB_ITEM = re.compile(r"[ \t]*<TabItem\b[^>\n]*>")
+_TAB_ITEM_LABEL = re.compile(r"""\b(label|value)=(?:"([^"\n]+)"|'([^'\n]+)')""")
+_TAB_ITEM_END = re.compile(r"[ \t]*</TabItem>")
 # A VitePress code group's fence, "```sh [pnpm]": the label names the whole block.
 _LABELLED_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})[\w+#.-]*[ \t]*\[([^\]\n]+)\][ \t]*$")
 
 
 def may_hold_tabs(text: str) -> bool:
     """A cheap test that ``text`` may hold a content tab, without splitting it into lines."""
-    return ("===" in text or "{tab" in text or "tab::" in text
+    return ("===" in text or "{tab" in text or "tab::" in text or "<TabItem" in text
             or (("```" in text or "~~~" in text) and "[" in text))
 
 
@@ -38,6 +43,9 @@ def tab_bodies(lines: Sequence[str], starts: Sequence[int]) -> list[tuple[int, t
     out: list[tuple[int, tuple[int, int]]] = []
     for index, line in enumerate(lines):
         if not _may_open(line):
+            continue
+        if "<TabItem" in line:
+            out.extend(_tab_item(lines, starts, index))
             continue
         fenced = _MYST_TAB.match(line) or _LABELLED_FENCE.match(line)
         indented = None if fenced else (_TABBED.match(line) or _RST_TAB.match(line))
@@ -51,9 +59,32 @@ def tab_bodies(lines: Sequence[str], starts: Sequence[int]) -> list[tuple[int, t
     return out
 
 
+def _tab_item(lines: Sequence[str], starts: Sequence[int], top: int,
+              ) -> list[tuple[int, tuple[int, int]]]:
+    """The lines of the Docusaurus tab opened on line ``top`` with its label's span (the
+    ``label`` attribute, else the ``value``), up to ``</TabItem>``; none without either."""
+    line = lines[top]
+    if not _TAB_ITEM.match(line):
+        return []
+    found = {m.group(1): m.span(2) if m.group(2) else m.span(3)
+             for m in _TAB_ITEM_LABEL.finditer(line)}
+    where = found.get("label") or found.get("value")
+    if where is None:
+        return []
+    span = (starts[top] + where[0], starts[top] + where[1])
+    out = []
+    for index in range(top + 1, len(lines)):
+        if _TAB_ITEM_END.match(lines[index]):
+            break
+        if lines[index].strip():
+            out.append((index, span))
+    return out
+
+
 def _may_open(line: str) -> bool:
     """A cheap test that ``line`` may open a tab: most lines hold none of the marks."""
-    return "===" in line or "{tab" in line or "tab::" in line or "[" in line
+    return ("===" in line or "{tab" in line or "tab::" in line or "[" in line
+            or "<TabItem" in line)
 
 
 def _fenced_body(lines: Sequence[str], top: int, fence: str) -> list[int]:
