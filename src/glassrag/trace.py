@@ -52,6 +52,8 @@ class TraceSettings:
     max_sentences: int
     # Hybrid: each retriever's weight in the fusion (Retrieval.fusion_weights); else None.
     fusion_weights: dict[str, float] | None = None
+    # None in a trace written before the setting existed.
+    max_short_quotes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,8 @@ class Trace:
                 answerer=settings.get("answerer", "extractive"), llm=settings.get("llm"),
                 min_coverage=settings.get("min_coverage", 0.0),
                 max_sentences=settings.get("max_sentences", 0),
-                fusion_weights=settings.get("fusion_weights")),
+                fusion_weights=settings.get("fusion_weights"),
+                max_short_quotes=settings.get("max_short_quotes")),
             disclosure=data.get("disclosure", "disclose"),
             query_terms=tuple(data.get("query_terms", ())),
             candidates=tuple(

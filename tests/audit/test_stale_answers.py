@@ -244,3 +244,13 @@ def test_answers_recorded_before_the_citation_index_still_count(kb: KnowledgeBas
     _edit(docs, "within 14 days", "within 30 days")
     with KnowledgeBase.open(path) as reopened:
         assert reopened.ingest([docs]).stale_answers == 1
+
+
+def test_recheck_notes_a_changed_short_quote_setting(kb: KnowledgeBase) -> None:
+    trace_id = _asked(kb)
+    assert kb.trace(trace_id)["settings"]["max_short_quotes"] == 1
+    kb.settings.answer = kb.settings.answer.model_copy(update={"max_short_quotes": 0})
+    result = recheck(kb, trace_id)
+    assert "[answer] max_short_quotes was 1 and is now 0" in result.notes
+    # Rechecking the new trace, asked with today's settings, notes nothing.
+    assert not any("max_short_quotes" in note for note in recheck(kb, result.new.trace_id).notes)

@@ -49,8 +49,8 @@ ADDED_COVERAGE_TO_STATE = 0.15
 # A quote past ``max_sentences`` (one of ``max_short_quotes``) is at most this long: a list
 # item, a table row, a "Default: 10" line adds one more of the question's words at little
 # length. On real documentation one such quote answered 11 more of 717 held-out questions
-# (bm25) and 10 more (hybrid); 100 or 120 characters gained no more and made answers longer
-# (benchmarks/RESULTS.md, "Docs QA: a short third quote").
+# (bm25) and 10 more (hybrid); 100 or 120 characters gained at most one more and made the
+# answers longer (benchmarks/RESULTS.md, "Docs QA: a short third quote").
 SHORT_QUOTE_CHARS = 80
 # The note of a refusal by the short-question share alone (AnswerSettings.required_coverage):
 # its best sentence reaches min_coverage. In dense and hybrid modes such a question is not

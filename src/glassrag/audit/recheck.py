@@ -97,10 +97,12 @@ def recheck(kb: KnowledgeBase, trace_id: str) -> Recheck:
     answer = kb.ask(old.question, principal=principal, **options)
     assert answer.trace_id is not None  # every ask past validation writes a trace
     new = stored_trace(kb, answer.trace_id)
-    for key in ("min_coverage", "max_sentences"):
+    for key in ("min_coverage", "max_sentences", "max_short_quotes"):
         then, now = getattr(old.settings, key), getattr(new.settings, key)
-        # A trace written before the key existed reads it as 0: nothing to compare.
-        if then and then != now:
+        # A trace written before the key existed reads it as 0, or as None where 0 is a
+        # setting (max_short_quotes): nothing to compare.
+        known = then is not None if key == "max_short_quotes" else bool(then)
+        if known and then != now:
             notes.append(f"[answer] {key} was {then} and is now {now}")
     asker = {"principal_id": recorded.principal_id, "roles": list(recorded.roles),
              "admin": recorded.admin}

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from glassrag.answer.extractive import AnswerSettings, extractive_answer, split_sentences
+from glassrag.answer.extractive import extractive_answer, split_sentences
 from glassrag.answer.scoring import coverage
 from glassrag.audit import failure_log
 from glassrag.errors import InvalidInput
@@ -155,8 +155,7 @@ class _Ask:
         answer = kb.settings.answer
         side = kb.dense(None) if mode in ("dense", "hybrid") else None
         spec = side.spec if side is not None else None
-        self.answer_settings = AnswerSettings(min_coverage=answer.coverage(mode, spec),
-                                              max_sentences=answer.max_sentences)
+        self.answer_settings = answer.resolved(mode, spec)
         # The extractive answerer reads only its first max_hits hits; a model reads them all.
         model = kb.settings.llm.profile is not None
         self.cut_off = top_k if model else min(top_k, self.answer_settings.max_hits)
