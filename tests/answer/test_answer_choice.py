@@ -1056,3 +1056,15 @@ def test_leaning_back_needs_the_sentence_before_in_the_same_block() -> None:
     joined = text.replace("\n\n", " ")
     leaning = [u for u in units([make_hit("u#2", joined)], 5) if u.text.startswith("This")]
     assert leaning and all(u.leans_back for u in leaning)
+
+
+def test_asked_how_long_by_default_a_default_without_a_number_is_not_preferred() -> None:
+    # Both state a default; only the row gives a length, which the question asks for.
+    text = ("## Forecast model\n\n"
+            "- While training, the forecast model writes its history to a folder, by default "
+            "`output`.\n\n"
+            "| Option | Meaning | Default |\n|---|---|---|\n"
+            "| input_len | Length of the input window | `96` |\n")
+    hit = make_hit("forecast.md#1", text, heading="Forecast model")
+    assert quotes("How long a history does the forecast model read by default?", [hit],
+                  FLOOR_ONLY)[0] == "| input_len | Length of the input window | `96` |"

@@ -305,7 +305,8 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
                                else frozenset())
     return sorted(
         (_scored(question_asked, c, *contexts[c.chunk.chunk_id],
-                 valued and new_literal(c, asked, kind), default and states_default_of(c))
+                 valued and new_literal(c, asked, kind),
+                 default and states_default_of(c) and _gives_kind(c, asked, kind))
          for c in candidates),
         # A unit holding none of the question's words itself (its heading path does) comes
         # after every unit that holds some: in a section titled with the question's words, a
@@ -315,6 +316,13 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
         key=lambda s: (not s.own, -round(s.preference, 9), s.unit.hit_index,
                        s.unit.sentence_index, s.unit.size),
     )
+
+
+def _gives_kind(unit: Unit, asked: str, kind: str) -> bool:
+    """Whether a unit stating a default gives one of the ``kind`` asked: asked how long or how
+    many by default, a default with no number ("autoplay is on by default") is not the
+    answer's shape, however plainly it says "default". Any default answers another question."""
+    return kind != "number" or new_literal(unit, asked, kind)
 
 
 def echoes(unit: Unit, words: frozenset[str], asked: str, version: bool = False) -> bool:
