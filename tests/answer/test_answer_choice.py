@@ -455,6 +455,12 @@ def test_a_question_about_what_holds_when_nothing_is_set_gets_the_default_line()
     assert quotes(question, [hit])[-1] == "- **デフォルト:** `8`"
     assert asks_default("不设置 hashLength 的话是多少？")
     assert not asks_default("How do I set hashLength?")
+    # "Not set by hand", "with no options", "nothing set" (Chinese, Japanese).
+    assert asks_default("不手动指定 hashLength 的话是多少？")
+    assert asks_default("オプションなしで使うとハッシュは何文字？")
+    assert asks_default("何も設定していないときハッシュは何文字？")
+    assert asks_default("引数なしで実行するとどうなる？")
+    assert not asks_default("オプションの一覧はどこ？")
 
 
 def test_a_letter_abbreviation_in_the_question_is_not_one_of_its_terms() -> None:

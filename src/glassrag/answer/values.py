@@ -108,9 +108,10 @@ _ASKS_UNSET = re.compile(
     r"|\bunless (?:told|configured|specified|set|changed|overridden)\b|\bout of the box\b"
     r"|\b(?:if|when) nothing(?: else)? is (?:set|configured|specified|given|passed|changed)\b"
     r"|\bwithout (?:setting|specifying|passing|configuring|changing|giving|providing)\b"
-    r"|\u4e0d(?:\u505a\u4efb\u4f55)?(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a|\u4fee\u6539|\u4f20)"
+    r"|\u4e0d(?:\u505a\u4efb\u4f55|\u624b\u52a8)?(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a|\u4fee\u6539|\u4f20)"
     r"|\u6ca1(?:\u6709)?(?:\u8bbe\u7f6e|\u914d\u7f6e|\u6307\u5b9a|\u4f20)"
-    r"|(?:\u6307\u5b9a|\u8a2d\u5b9a)(?:\u3057(?:\u306a\u3044|\u306a\u304b\u3063\u305f)|\u305b\u305a)"
+    r"|(?:\u6307\u5b9a|\u8a2d\u5b9a)(?:\u3057(?:\u306a\u3044|\u306a\u304b\u3063\u305f|\u3066\u3044\u306a\u3044)|\u305b\u305a)"
+    r"|(?:\u30aa\u30d7\u30b7\u30e7\u30f3|\u6307\u5b9a|\u8a2d\u5b9a|\u5f15\u6570)(?:\u306a\u3057|\u7121\u3057)"
     r"|\u6e21\u3055(?:\u306a\u3044|\u306a\u304b\u3063\u305f|\u305a)",
     re.IGNORECASE,
 )
