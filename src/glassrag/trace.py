@@ -48,11 +48,11 @@ class TraceSettings:
     terms: tuple[str, ...]
     answerer: str
     llm: JSON | None  # the model endpoint (profile, URL, model, key variable name)
-    min_coverage: float
-    max_sentences: int
+    # The answer settings; None in a trace written before the setting existed.
+    min_coverage: float | None
+    max_sentences: int | None
     # Hybrid: each retriever's weight in the fusion (Retrieval.fusion_weights); else None.
     fusion_weights: dict[str, float] | None = None
-    # None in a trace written before the setting existed.
     max_short_quotes: int | None = None
 
 
@@ -160,8 +160,8 @@ class Trace:
                 mode=settings.get("mode", ""), top_k=settings.get("top_k", 0),
                 terms=tuple(settings.get("terms", ())),
                 answerer=settings.get("answerer", "extractive"), llm=settings.get("llm"),
-                min_coverage=settings.get("min_coverage", 0.0),
-                max_sentences=settings.get("max_sentences", 0),
+                min_coverage=settings.get("min_coverage"),
+                max_sentences=settings.get("max_sentences"),
                 fusion_weights=settings.get("fusion_weights"),
                 max_short_quotes=settings.get("max_short_quotes")),
             disclosure=data.get("disclosure", "disclose"),

@@ -303,11 +303,15 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
                                candidates, asks_yes_no(question),
                                DEFAULT_WORDS.intersection(terms) if names_default(question)
                                else frozenset())
+    scored = []
+    for c in candidates:
+        holds = valued and new_literal(c, asked, kind)
+        # Asked how long or how many by default, a default with no number ("autoplay is on by
+        # default") is not the answer's shape, however plainly it says "default".
+        stated = default and states_default_of(c) and (holds or kind != "number")
+        scored.append(_scored(question_asked, c, *contexts[c.chunk.chunk_id], holds, stated))
     return sorted(
-        (_scored(question_asked, c, *contexts[c.chunk.chunk_id],
-                 valued and new_literal(c, asked, kind),
-                 default and states_default_of(c) and _gives_kind(c, asked, kind))
-         for c in candidates),
+        scored,
         # A unit holding none of the question's words itself (its heading path does) comes
         # after every unit that holds some: in a section titled with the question's words, a
         # bare ".. versionadded:: 3.22" line covers the question as well as the sentence
@@ -316,13 +320,6 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
         key=lambda s: (not s.own, -round(s.preference, 9), s.unit.hit_index,
                        s.unit.sentence_index, s.unit.size),
     )
-
-
-def _gives_kind(unit: Unit, asked: str, kind: str) -> bool:
-    """Whether a unit stating a default gives one of the ``kind`` asked: asked how long or how
-    many by default, a default with no number ("autoplay is on by default") is not the
-    answer's shape, however plainly it says "default". Any default answers another question."""
-    return kind != "number" or new_literal(unit, asked, kind)
 
 
 def echoes(unit: Unit, words: frozenset[str], asked: str, version: bool = False) -> bool:

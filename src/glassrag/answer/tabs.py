@@ -31,9 +31,13 @@ _TAB_ITEM_END = re.compile(r"[ \t]*</TabItem>")
 _LABELLED_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})[\w+#.-]*[ \t]*\[([^\]\n]+)\][ \t]*$")
 
 
+# What a line opening a tab holds (a labelled fence, the fourth kind, holds "[").
+_MARKS = ("===", "{tab", "tab::", "<TabItem")
+
+
 def may_hold_tabs(text: str) -> bool:
     """A cheap test that ``text`` may hold a content tab, without splitting it into lines."""
-    return ("===" in text or "{tab" in text or "tab::" in text or "<TabItem" in text
+    return (any(mark in text for mark in _MARKS)
             or (("```" in text or "~~~" in text) and "[" in text))
 
 
@@ -83,8 +87,7 @@ def _tab_item(lines: Sequence[str], starts: Sequence[int], top: int,
 
 def _may_open(line: str) -> bool:
     """A cheap test that ``line`` may open a tab: most lines hold none of the marks."""
-    return ("===" in line or "{tab" in line or "tab::" in line or "[" in line
-            or "<TabItem" in line)
+    return "[" in line or any(mark in line for mark in _MARKS)
 
 
 def _fenced_body(lines: Sequence[str], top: int, fence: str) -> list[int]:

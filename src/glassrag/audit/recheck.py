@@ -4,7 +4,8 @@ The trace of the first ask records the principal (id, roles, admin), the retriev
 top_k, explicit terms, the answerer and the rewrite stage. The new ask uses all of them, so
 what changed between the two answers is the knowledge base, not how it was asked; the new
 ask writes its own trace. The answer thresholds (``[answer] min_coverage``,
-``max_sentences``) are today's settings, and a note says so when they differ.
+``max_sentences``, ``max_short_quotes``) are today's settings, and a note says so when they
+differ.
 """
 
 from __future__ import annotations
@@ -99,10 +100,8 @@ def recheck(kb: KnowledgeBase, trace_id: str) -> Recheck:
     new = stored_trace(kb, answer.trace_id)
     for key in ("min_coverage", "max_sentences", "max_short_quotes"):
         then, now = getattr(old.settings, key), getattr(new.settings, key)
-        # A trace written before the key existed reads it as 0, or as None where 0 is a
-        # setting (max_short_quotes): nothing to compare.
-        known = then is not None if key == "max_short_quotes" else bool(then)
-        if known and then != now:
+        # A trace written before the key existed reads it as None: nothing to compare.
+        if then is not None and then != now:
             notes.append(f"[answer] {key} was {then} and is now {now}")
     asker = {"principal_id": recorded.principal_id, "roles": list(recorded.roles),
              "admin": recorded.admin}
