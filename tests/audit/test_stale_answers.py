@@ -254,3 +254,16 @@ def test_recheck_notes_a_changed_short_quote_setting(kb: KnowledgeBase) -> None:
     assert "[answer] max_short_quotes was 1 and is now 0" in result.notes
     # Rechecking the new trace, asked with today's settings, notes nothing.
     assert not any("max_short_quotes" in note for note in recheck(kb, result.new.trace_id).notes)
+
+
+def test_a_trace_written_before_an_answer_setting_existed_reads_it_as_none(
+        kb: KnowledgeBase) -> None:
+    from glassrag.trace import Trace
+
+    data = kb.trace(_asked(kb))
+    for key in ("min_coverage", "max_sentences", "max_short_quotes"):
+        del data["settings"][key]
+    settings = Trace.from_dict(data).settings
+    # None, not 0: max_short_quotes = 0 is a setting recheck must compare.
+    assert (settings.min_coverage, settings.max_sentences, settings.max_short_quotes) == (
+        None, None, None)
