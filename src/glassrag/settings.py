@@ -293,6 +293,9 @@ class AnswerSettings(_CheckedSection):
     #: ``answer.extractive.SHORT_QUOTE_CHARS``) added after the ``max_sentences``, each
     #: adding question terms as those do.
     max_short_quotes: int = Field(default=1, ge=0, le=5)
+    #: The sentence right after the first quote is quoted too when the whole answer stays
+    #: within this many characters (``answer.neighbours``). 0 turns it off.
+    context_chars: int = Field(default=300, ge=0, le=100_000)
     #: How many of the best-ranked evidence hits sentences are taken from.
     max_hits: int = Field(default=5, ge=1, le=MAX_TOP_K)
     log_path: str = ""
@@ -702,6 +705,10 @@ max_sentences = 2
 # After those, at most this many short quotes (80 characters or fewer: a list item, a table
 # row, a "Default: 10" line) that add more of the question's words. 0 turns them off.
 max_short_quotes = 1
+# The sentence right after the first quote (the fix after the error it restates, the
+# command after "run this") is quoted too when the whole answer stays within this many
+# characters. 0 turns it off.
+context_chars = 300
 # Sentences are taken from at most this many of the best-ranked evidence chunks.
 max_hits = 5
 # Append one JSON line per question (question, roles, status, top_score, citations) to

@@ -47,13 +47,15 @@ def make_hit(chunk_id: str, text: str, *, heading: str | None = None, title: str
     return Hit(chunk=chunk, score=1.0)
 
 
-# The short-question share off, for tests of how quotes are chosen among short questions'
-# near misses (tests/answer/test_short_questions.py tests the share).
-FLOOR_ONLY = AnswerSettings(min_covered_terms=0)
+# These tests are of which quotes are chosen: the sentence quoted after the first for context
+# is off (tests/answer/test_neighbours.py tests it).
+CHOICE = AnswerSettings(context_chars=0)
+# The short-question share off too, for tests of how quotes are chosen among short
+# questions' near misses (tests/answer/test_short_questions.py tests the share).
+FLOOR_ONLY = AnswerSettings(min_covered_terms=0, context_chars=0)
 
 
-def quotes(question: str, hits: list[Hit], settings: AnswerSettings = AnswerSettings()
-           ) -> list[str]:
+def quotes(question: str, hits: list[Hit], settings: AnswerSettings = CHOICE) -> list[str]:
     draft = extractive_answer(question, hits, settings)
     assert draft.status == ANSWERED, draft.notes
     for citation in draft.citations:  # verbatim, whatever the shape

@@ -8,7 +8,7 @@ from tests.answer.test_answer import make_hit
 
 from glassrag.answer import extractive
 from glassrag.answer.dense_gate import quote_cosine
-from glassrag.answer.extractive import SHORT_QUOTE_CHARS, SHORT_QUOTES, extractive_answer
+from glassrag.answer.extractive import ASIDES, SHORT_QUOTE_CHARS, extractive_answer
 from glassrag.answer.semantic import semantic_answer
 from glassrag.dense.hash_embedder import HashEmbedder
 from glassrag.records import ANSWERED, Draft, DraftCitation
@@ -55,13 +55,14 @@ def test_a_long_third_quote_is_not_added(monkeypatch: pytest.MonkeyPatch) -> Non
     assert quotes(AnswerSettings(min_covered_terms=0), text)[2] == long_line
 
 
-def test_the_draft_notes_how_many_quotes_are_short() -> None:
-    settings = AnswerSettings(min_covered_terms=0)
+def test_the_draft_notes_which_quotes_are_short() -> None:
+    settings = AnswerSettings(min_covered_terms=0, context_chars=0)
     draft = extractive_answer(QUESTION, [make_hit("kiln#1", KILN)], settings)
-    assert draft.notes[SHORT_QUOTES] == 1
+    assert draft.notes[ASIDES] == [2]
     one = extractive_answer(QUESTION, [make_hit("kiln#1", KILN)],
-                            AnswerSettings(min_covered_terms=0, max_short_quotes=0))
-    assert one.notes[SHORT_QUOTES] == 0
+                            AnswerSettings(min_covered_terms=0, max_short_quotes=0,
+                                           context_chars=0))
+    assert one.notes[ASIDES] == []
 
 
 class _Embedder:
@@ -75,13 +76,16 @@ class _Embedder:
         return np.array([[1.0, 0.0] if t == "close" else [0.0, 1.0] for t in texts])
 
 
-def test_the_dense_gate_does_not_measure_the_short_quotes() -> None:
-    def draft(short: int) -> Draft:
+def test_the_dense_gate_does_not_measure_the_asides() -> None:
+    def draft(asides: list[int]) -> Draft:
         return Draft(status=ANSWERED, text="", answerer="extractive",
                      citations=(DraftCitation("a#1", "far"), DraftCitation("a#1", "close")),
-                     notes={SHORT_QUOTES: short})
-    assert quote_cosine("q", draft(0), _Embedder()) == 1.0
-    assert quote_cosine("q", draft(1), _Embedder()) == 0.0
+                     notes={ASIDES: asides})
+    assert quote_cosine("q", draft([]), _Embedder()) == 1.0
+    assert quote_cosine("q", draft([1]), _Embedder()) == 0.0
+    assert quote_cosine("q", draft([0]), _Embedder()) == 1.0
+    # An answer made of asides alone is measured whole.
+    assert quote_cosine("q", draft([0, 1]), _Embedder()) == 1.0
 
 
 def test_the_semantic_fallback_adds_a_short_quote_too() -> None:

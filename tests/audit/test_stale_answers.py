@@ -104,7 +104,9 @@ def test_an_edit_elsewhere_in_the_document_does_not(kb: KnowledgeBase, docs: Pat
     _asked(kb)
     _edit(docs, "Refunds are handled by the support team.",
           "Refunds are handled by the billing team.\n\nA new paragraph, above the cited one.")
-    _edit(docs, "card that paid", "card or account that paid")
+    # The answer quotes the sentence after the cited one as well (its last line): a line
+    # added after it is elsewhere too.
+    _edit(docs, "card that paid.\n", "card that paid.\n\nA closing note below it.\n")
     report = kb.ingest([docs])
     assert report.updated == 1 and report.stale_answers == 0
     assert stale_answers(kb) == []
@@ -127,11 +129,12 @@ def test_a_deleted_document_makes_the_answer_stale(kb: KnowledgeBase, docs: Path
     (docs / "refund.md").unlink()
     report = kb.ingest([docs], prune=True)
     assert report.deleted == 1 and report.stale_answers == 1
-    [citation] = stale_answers(kb)[0].citations
-    assert citation.reasons == (DOCUMENT_DELETED,)
-    assert citation.current_version is None and citation.current_lines is None
-    assert citation.new_lines == ()
-    assert "-Learners can ask for a refund within 14 days" in citation.diff
+    citations = stale_answers(kb)[0].citations
+    for citation in citations:
+        assert citation.reasons == (DOCUMENT_DELETED,)
+        assert citation.current_version is None and citation.current_lines is None
+        assert citation.new_lines == ()
+    assert "-Learners can ask for a refund within 14 days" in citations[0].diff
 
 
 def test_a_roles_change_the_asker_may_not_read_makes_it_stale(kb: KnowledgeBase,
@@ -142,11 +145,11 @@ def test_a_roles_change_the_asker_may_not_read_makes_it_stale(kb: KnowledgeBase,
     assert stale_answers(kb) == []
     _edit(docs, "roles: [employee, contractor]", "roles: [finance]")
     assert kb.ingest([docs]).stale_answers == 1
-    [citation] = stale_answers(kb)[0].citations
-    assert citation.reasons == (NO_LONGER_READABLE,)
-    assert citation.current_roles == ("finance",)
-    assert citation.old_lines == citation.new_lines and citation.diff == ""
-    assert citation.quote_still_present
+    for citation in stale_answers(kb)[0].citations:
+        assert citation.reasons == (NO_LONGER_READABLE,)
+        assert citation.current_roles == ("finance",)
+        assert citation.old_lines == citation.new_lines and citation.diff == ""
+        assert citation.quote_still_present
 
 
 def test_the_ingest_count_is_only_of_the_documents_it_changed(kb: KnowledgeBase,
@@ -246,14 +249,17 @@ def test_answers_recorded_before_the_citation_index_still_count(kb: KnowledgeBas
         assert reopened.ingest([docs]).stale_answers == 1
 
 
-def test_recheck_notes_a_changed_short_quote_setting(kb: KnowledgeBase) -> None:
+@pytest.mark.parametrize(("key", "then", "now"), [("max_short_quotes", 1, 0),
+                                                  ("context_chars", 300, 0)])
+def test_recheck_notes_a_changed_quote_setting(kb: KnowledgeBase, key: str, then: int,
+                                               now: int) -> None:
     trace_id = _asked(kb)
-    assert kb.trace(trace_id)["settings"]["max_short_quotes"] == 1
-    kb.settings.answer = kb.settings.answer.model_copy(update={"max_short_quotes": 0})
+    assert kb.trace(trace_id)["settings"][key] == then
+    kb.settings.answer = kb.settings.answer.model_copy(update={key: now})
     result = recheck(kb, trace_id)
-    assert "[answer] max_short_quotes was 1 and is now 0" in result.notes
+    assert f"[answer] {key} was {then} and is now {now}" in result.notes
     # Rechecking the new trace, asked with today's settings, notes nothing.
-    assert not any("max_short_quotes" in note for note in recheck(kb, result.new.trace_id).notes)
+    assert not any(key in note for note in recheck(kb, result.new.trace_id).notes)
 
 
 def test_a_trace_written_before_an_answer_setting_existed_reads_it_as_none(
@@ -261,9 +267,9 @@ def test_a_trace_written_before_an_answer_setting_existed_reads_it_as_none(
     from glassrag.trace import Trace
 
     data = kb.trace(_asked(kb))
-    for key in ("min_coverage", "max_sentences", "max_short_quotes"):
+    for key in ("min_coverage", "max_sentences", "max_short_quotes", "context_chars"):
         del data["settings"][key]
     settings = Trace.from_dict(data).settings
     # None, not 0: max_short_quotes = 0 is a setting recheck must compare.
-    assert (settings.min_coverage, settings.max_sentences, settings.max_short_quotes) == (
-        None, None, None)
+    assert (settings.min_coverage, settings.max_sentences, settings.max_short_quotes,
+            settings.context_chars) == (None, None, None, None)

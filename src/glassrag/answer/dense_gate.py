@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from glassrag.answer.extractive import SHORT_QUOTES
+from glassrag.answer.extractive import ASIDES
 from glassrag.records import NO_EVIDENCE, Draft, Hit
 from glassrag.text.analysis import identifiers
 
@@ -68,16 +68,17 @@ def quote_cosine(question: str, draft: Draft, embedder: Any,
     """The highest cosine between ``question`` (its vector, if given, from the same embedder)
     and one of the draft's quotes, or None for a draft without quotes. The semantic
     fallback's draft already measured its one quote (``best_similarity``), so it is not
-    embedded again. The short quotes an answer ends with (``max_short_quotes``) are not
-    measured: a line of a few words is no sign of what the answer is about, and one more
-    quote would be one more chance to pass."""
+    embedded again. The quotes the draft's notes list as asides (the short ones,
+    ``max_short_quotes``, and the sentence after the first quote, ``context_chars``) are not
+    measured: a line of a few words or a sentence quoted for context is no sign of what the
+    answer is about, and one more quote would be one more chance to pass."""
     measured = draft.notes.get("best_similarity")
     if draft.notes.get("method") == "semantic" and isinstance(measured, (int, float)):
         return float(measured)
-    short = draft.notes.get(SHORT_QUOTES)
+    asides = draft.notes.get(ASIDES)
     quotes = [c.quote for c in draft.citations]
-    if isinstance(short, int) and 0 < short < len(quotes):
-        quotes = quotes[:-short]
+    if isinstance(asides, list) and len(asides) < len(quotes):
+        quotes = [q for i, q in enumerate(quotes) if i not in asides]
     if not quotes:
         return None
     # Asymmetric models (E5) embed a query and a passage differently, as retrieval does.

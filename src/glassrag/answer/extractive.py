@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from glassrag.answer.blocks import markup_only
+from glassrag.answer.neighbours import sentence_after
 from glassrag.answer.passages import heading_terms, units
 from glassrag.answer.scoring import (
     Scored,
@@ -57,8 +58,9 @@ SHORT_QUOTE_CHARS = 80
 # handed to the semantic fallback, whose sentence closest in meaning to a question of a few
 # words is one about those same words.
 SHORT_QUESTION = "short_question"
-# The note counting an answer's short quotes, the last ones (max_short_quotes).
-SHORT_QUOTES = "short_quotes"
+# The note listing the quotes (their indexes) the dense gate does not measure: the short
+# ones (max_short_quotes) and the sentence after the first quote (context_chars).
+ASIDES = "asides"
 # Candidates listed in the draft's notes (the trace); the rest only cost space.
 NOTED_CANDIDATES = 10
 
@@ -163,9 +165,12 @@ def extractive_answer(
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
                      notes=notes)
     notes["coverage"] = round(coverage(terms, covered, weights), 4)
-    # Those past max_sentences, the short ones: the dense gate judges the answer by the others
-    # (a line this short says too little for its cosine to the question to mean anything).
-    notes[SHORT_QUOTES] = max(0, len(chosen) - settings.max_sentences)
+    # Those past max_sentences, the short ones, and the sentence after the first quote: the
+    # dense gate judges the answer by the others (a short line or a sentence quoted for
+    # context says too little of what the answer is about for its cosine to count).
+    asides = chosen[settings.max_sentences:]
+    chosen, after = _with_sentence_after(first, chosen, scored, settings.context_chars)
+    notes[ASIDES] = [i for i, s in enumerate(chosen) if s is after or s in asides]
     notes["sentences"] = [
         {
             "chunk_id": s.unit.chunk.chunk_id, "sentence": s.unit.sentence_index,
@@ -185,6 +190,22 @@ def extractive_answer(
         answerer="extractive",
         notes=notes,
     )
+
+
+def _with_sentence_after(first: Scored, chosen: list[Scored], scored: list[Scored],
+                         budget: int) -> tuple[list[Scored], Scored | None]:
+    """``chosen`` with the sentence after ``first`` placed right after it when it fits the
+    answer within ``budget`` characters (:mod:`~glassrag.answer.neighbours`), and that
+    sentence."""
+    if budget <= 0:
+        return chosen, None
+    after = sentence_after(first.unit, [s.unit for s in scored], [s.unit for s in chosen],
+                           budget)
+    if after is None:
+        return chosen, None
+    added = next(s for s in scored if s.unit is after)
+    at = chosen.index(first) + 1
+    return [*chosen[:at], added, *chosen[at:]], added
 
 
 def _dated_section(question: str, chosen: list[Scored], quotes: list[str]) -> Scored | None:

@@ -14,6 +14,7 @@ exact); a table or directive cut by a chunk boundary loses what lies in the othe
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -122,6 +123,15 @@ def directive_argument(line: str) -> tuple[int, int] | None:
     if match is None or match.group(2).lower() in _NOT_OBJECTS:
         return None
     return match.start(3), len(line.rstrip())
+
+
+@functools.lru_cache(maxsize=256)
+def table_row_starts(text: str) -> frozenset[int]:
+    """The offsets at which the rows of ``text``'s tables with a header start."""
+    if "|" not in text and "==" not in text and "-table::" not in text and "+-" not in text:
+        return frozenset()
+    starts = line_starts(text)
+    return frozenset(starts[index] for index, _ in _table_rows(text.split("\n")))
 
 
 def _table_rows(lines: Sequence[str]) -> list[tuple[int, list[int]]]:
