@@ -54,6 +54,7 @@ class TraceSettings:
     # Hybrid: each retriever's weight in the fusion (Retrieval.fusion_weights); else None.
     fusion_weights: dict[str, float] | None = None
     max_short_quotes: int | None = None
+    context_chars: int | None = None
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,8 @@ class Trace:
                 min_coverage=settings.get("min_coverage"),
                 max_sentences=settings.get("max_sentences"),
                 fusion_weights=settings.get("fusion_weights"),
-                max_short_quotes=settings.get("max_short_quotes")),
+                max_short_quotes=settings.get("max_short_quotes"),
+                context_chars=settings.get("context_chars")),
             disclosure=data.get("disclosure", "disclose"),
             query_terms=tuple(data.get("query_terms", ())),
             candidates=tuple(

@@ -3,9 +3,8 @@
 The trace of the first ask records the principal (id, roles, admin), the retrieval mode,
 top_k, explicit terms, the answerer and the rewrite stage. The new ask uses all of them, so
 what changed between the two answers is the knowledge base, not how it was asked; the new
-ask writes its own trace. The answer thresholds (``[answer] min_coverage``,
-``max_sentences``, ``max_short_quotes``) are today's settings, and a note says so when they
-differ.
+ask writes its own trace. The answer settings (``[answer] min_coverage``, ``max_sentences``,
+``max_short_quotes``, ``context_chars``) are today's, and a note says so when they differ.
 """
 
 from __future__ import annotations
@@ -98,7 +97,7 @@ def recheck(kb: KnowledgeBase, trace_id: str) -> Recheck:
     answer = kb.ask(old.question, principal=principal, **options)
     assert answer.trace_id is not None  # every ask past validation writes a trace
     new = stored_trace(kb, answer.trace_id)
-    for key in ("min_coverage", "max_sentences", "max_short_quotes"):
+    for key in ("min_coverage", "max_sentences", "max_short_quotes", "context_chars"):
         then, now = getattr(old.settings, key), getattr(new.settings, key)
         # A trace written before the key existed reads it as None: nothing to compare.
         if then is not None and then != now:
