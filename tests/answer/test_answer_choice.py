@@ -21,6 +21,7 @@ from glassrag.answer.semantic import semantic_answer
 from glassrag.answer.values import (
     asks_count,
     asks_default,
+    asks_when,
     asks_yes_no,
     has_literal,
     lacks_quantity,
@@ -742,7 +743,7 @@ def test_a_quantity_question_is_not_answered_by_quotes_that_state_no_quantity() 
     draft = extractive_answer("How many seconds may a lifecycle script that hangs run "
                               "before it is stopped?", [hit], FLOOR_ONLY)
     assert draft.status == NO_EVIDENCE
-    assert "quantity" in str(draft.notes["reason"])
+    assert "asks for a number" in str(draft.notes["reason"])
 
 
 def test_a_port_question_needs_a_number_in_digits() -> None:
@@ -761,6 +762,32 @@ def test_a_port_question_needs_a_number_in_digits() -> None:
     assert quotes("Which port does the demo dev server listen on?", [digits]) == [
         "The demo dev server listens on port 5173 by default."]
     assert not lacks_quantity("How do I change the port?", ["Pass --port."])
+
+
+def test_a_question_asking_when_needs_a_time_a_date_or_a_release_in_digits() -> None:
+    for question in ("Kettle 4 のサポートはいつ終了しますか？",
+                     "夜間ビルドは毎日何時に走りますか？",
+                     "Kettle 4 的支持什么时候结束？", "夜间构建每天几点运行？",
+                     "At what time of day does the nightly build run?",
+                     "When was the --steam flag added?"):
+        assert asks_when(question), question
+        assert lacks_quantity(question, ["It is supported as a long-term release."]), question
+        assert not lacks_quantity(question, ["Support ends on 2027-06-30."]), question
+    # "When" alone often asks under which condition.
+    for question in ("When is the brew hook called?", "When should I pass --steam?"):
+        assert not asks_when(question), question
+    plain = make_hit("support#1", "Kettle 4 is supported as a long-term release.\n\n"
+                     "Security fixes are backported to it.\n", heading="Support")
+    draft = extractive_answer("When will support for Kettle 4 end?", [plain], CHOICE)
+    assert draft.status == NO_EVIDENCE
+    assert "when" in str(draft.notes["reason"])
+    # The date is often in the sentence after the one naming what it dates: it states it.
+    dated = make_hit("support#2", "Support for Kettle 4 ends with its last release.\n\n"
+                     "* 2027-06-30: final patch.\n", heading="Support")
+    assert quotes("When will support for Kettle 4 end?", [dated], AnswerSettings()) == [
+        "Support for Kettle 4 ends with its last release.", "* 2027-06-30: final patch."]
+    assert extractive_answer("When will support for Kettle 4 end?", [dated],
+                             CHOICE).status == NO_EVIDENCE
 
 
 def test_a_quantity_written_as_a_word_or_a_number_answers_a_quantity_question() -> None:
@@ -800,7 +827,7 @@ def test_reference_digits_state_no_quantity(sentence: str, asked: str, states: b
 def test_a_footnote_mark_answers_no_how_many_question() -> None:
     hit = make_hit("apt#1", "apt-get calls dpkg after downloading the archives[5] it needs.\n")
     draft = extractive_answer("How many downloads does apt-get run in parallel?", [hit])
-    assert draft.status == NO_EVIDENCE and "quantity" in str(draft.notes["reason"])
+    assert draft.status == NO_EVIDENCE and "asks for a number" in str(draft.notes["reason"])
 
 
 def test_an_entry_citing_an_issue_is_labelled_with_its_release() -> None:

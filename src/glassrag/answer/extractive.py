@@ -22,7 +22,13 @@ from glassrag.answer.scoring import (
     weights_for,
 )
 from glassrag.answer.value_choice import value_for
-from glassrag.answer.values import asks_version, lacks_quantity, seeks_literal, states_number
+from glassrag.answer.values import (
+    asks_version,
+    asks_when,
+    lacks_quantity,
+    seeks_literal,
+    states_number,
+)
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 from glassrag.text.analysis import has_cjk, unique_terms
@@ -159,17 +165,21 @@ def extractive_answer(
         covered |= extra.covered
         if states:
             stating.append(extra)
+    asides = chosen[settings.max_sentences:]
+    chosen, after = _with_sentence_after(first, chosen, scored, settings.context_chars)
+    if after is not None and asks_when(question):
+        # The date goes with what it dates, often in the sentence after the one naming it
+        # ("Deprecated commands:" … "* Removed on 2027-04-01.").
+        stating.append(after)
     if lacks_quantity(question, (s.unit.quote for s in stating)):  # with what ":" introduces
-        notes["reason"] = ("the question asks for a quantity and no quote covering its words "
-                           "states one")
+        notes["reason"] = ("the question asks for a number (how many, which port, when) and "
+                           "no quote covering its words states one")
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
                      notes=notes)
     notes["coverage"] = round(coverage(terms, covered, weights), 4)
     # Those past max_sentences, the short ones, and the sentence after the first quote: the
     # dense gate judges the answer by the others (a short line or a sentence quoted for
     # context says too little of what the answer is about for its cosine to count).
-    asides = chosen[settings.max_sentences:]
-    chosen, after = _with_sentence_after(first, chosen, scored, settings.context_chars)
     notes[ASIDES] = [i for i, s in enumerate(chosen) if s is after or s in asides]
     notes["sentences"] = [
         {

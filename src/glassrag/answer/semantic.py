@@ -61,7 +61,8 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
         if value is not None:
             chosen.append(value)
     if lacks_quantity(question, (u.quote for u in chosen)):  # with what ":" introduces
-        notes["reason"] = "the question asks for a quantity and the closest sentence states none"
+        notes["reason"] = ("the question asks for a number (how many, which port, when) and "
+                           "the closest sentence states none")
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
     # Further quotes are context for the sentence the answer stands on: the quantity asked for
     # must be in that sentence or its value line.

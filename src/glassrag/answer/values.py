@@ -69,6 +69,15 @@ _ASKS_PORT = re.compile(
     r"|\u3069\u306e\s?\u30dd\u30fc\u30c8|\u30dd\u30fc\u30c8\u756a\u53f7",
     re.IGNORECASE,
 )
+# A question asking when: at what time, on which date, in which release ("when was … added").
+# Its answer is a time, a date or a version, written in digits. "When" alone often asks under
+# which condition ("When is the hook called?"), so English needs the words of a time.
+_ASKS_WHEN = re.compile(
+    r"\bwhat time\b|\b(?:which|what) (?:date|day)\b|\bwhen (?:will|was|were|did)\b"
+    r"|\u4ec0\u4e48\u65f6\u5019|\u4f55\u65f6|\u54ea\u4e00?\u5929|\u51e0\u70b9|\u54ea\u5e74"
+    r"|\u3044\u3064|\u4f55\u6642|\u4f55\u65e5|\u4f55\u5e74",
+    re.IGNORECASE,
+)
 # A quantity of any kind (value_kind): a count or a size, how long, how often, 多长, 多久; what
 # size or length, or a value asked in a unit ("in bytes", "in seconds").
 _ASKS_AMOUNT = re.compile(
@@ -197,12 +206,19 @@ def asks_count(question: str) -> bool:
     return _ASKS_COUNT.search(question) is not None
 
 
+def asks_when(question: str) -> bool:
+    """Whether ``question`` asks when (什么时候, いつ, 何時, "what time", "which date", "when
+    was"): a time, a date or a release, written in digits."""
+    return _ASKS_WHEN.search(question) is not None
+
+
 def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
     """Whether ``question`` asks for a count (:func:`asks_count`) and none of ``quotes``
-    states a quantity (:func:`states_quantity`), or asks which port and none of them holds a
-    number in digits (a port is never written as a word): such quotes answer something else."""
+    states a quantity (:func:`states_quantity`), or asks which port or when
+    (:func:`asks_when`) and none of them holds a number in digits (a port, a date or a
+    release is never written as a word): such quotes answer something else."""
     asked = question.casefold()
-    if _ASKS_PORT.search(question) is not None:
+    if _ASKS_PORT.search(question) is not None or asks_when(question):
         return not any(states_number(quote, asked) for quote in quotes)
     if not asks_count(question):
         return False
