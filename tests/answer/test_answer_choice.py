@@ -767,26 +767,28 @@ def test_a_port_question_needs_a_number_in_digits() -> None:
 def test_a_question_asking_when_needs_a_time_a_date_or_a_release_in_digits() -> None:
     for question in ("Kettle 4 のサポートはいつ終了しますか？",
                      "夜間ビルドは毎日何時に走りますか？",
-                     "Kettle 4 的支持什么时候结束？", "夜间构建每天几点运行？",
+                     "Kettle 4 的支持哪天结束？", "夜间构建每天几点运行？",
                      "At what time of day does the nightly build run?",
-                     "When was the --steam flag added?"):
+                     "On which date does support for Kettle 4 end?"):
         assert asks_when(question), question
         assert lacks_quantity(question, ["It is supported as a long-term release."]), question
         assert not lacks_quantity(question, ["Support ends on 2027-06-30."]), question
-    # "When" alone often asks under which condition.
-    for question in ("When is the brew hook called?", "When should I pass --steam?"):
+    # "When" and 什么时候 as often ask under which condition, and a date in prose may be
+    # written in words ("in March").
+    for question in ("When is the brew hook called?", "When should I pass --steam?",
+                     "When did the brewery move to Porto?", "什么时候需要设置 steamLimit？"):
         assert not asks_when(question), question
     plain = make_hit("support#1", "Kettle 4 is supported as a long-term release.\n\n"
                      "Security fixes are backported to it.\n", heading="Support")
-    draft = extractive_answer("When will support for Kettle 4 end?", [plain], CHOICE)
+    draft = extractive_answer("On which date will support for Kettle 4 end?", [plain], CHOICE)
     assert draft.status == NO_EVIDENCE
     assert "when" in str(draft.notes["reason"])
     # The date is often in the sentence after the one naming what it dates: it states it.
     dated = make_hit("support#2", "Support for Kettle 4 ends with its last release.\n\n"
                      "* 2027-06-30: final patch.\n", heading="Support")
-    assert quotes("When will support for Kettle 4 end?", [dated], AnswerSettings()) == [
+    assert quotes("On which date will support for Kettle 4 end?", [dated], AnswerSettings()) == [
         "Support for Kettle 4 ends with its last release.", "* 2027-06-30: final patch."]
-    assert extractive_answer("When will support for Kettle 4 end?", [dated],
+    assert extractive_answer("On which date will support for Kettle 4 end?", [dated],
                              CHOICE).status == NO_EVIDENCE
 
 
