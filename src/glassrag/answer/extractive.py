@@ -165,7 +165,7 @@ def extractive_answer(
         covered |= extra.covered
         if states:
             stating.append(extra)
-    asides = chosen[settings.max_sentences:]
+    short = {id(s) for s in chosen[settings.max_sentences:]}
     chosen, after = _with_sentence_after(first, chosen, scored, settings.context_chars)
     if after is not None and asks_when(question):
         # The date goes with what it dates, often in the sentence after the one naming it
@@ -180,7 +180,7 @@ def extractive_answer(
     # Those past max_sentences, the short ones, and the sentence after the first quote: the
     # dense gate judges the answer by the others (a short line or a sentence quoted for
     # context says too little of what the answer is about for its cosine to count).
-    notes[ASIDES] = [i for i, s in enumerate(chosen) if s is after or s in asides]
+    notes[ASIDES] = [i for i, s in enumerate(chosen) if s is after or id(s) in short]
     notes["sentences"] = [
         {
             "chunk_id": s.unit.chunk.chunk_id, "sentence": s.unit.sentence_index,
