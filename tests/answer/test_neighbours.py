@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from tests.answer.test_answer_choice import make_hit
+from tests.answer.test_answer_choice import make_hit, quotes
 
 from glassrag import KnowledgeBase
 from glassrag.answer.dense_gate import quote_cosine
 from glassrag.answer.extractive import ASIDES, extractive_answer
-from glassrag.records import ANSWERED, Hit
+from glassrag.records import Hit
 from glassrag.settings import AnswerSettings
 
 CAUSE = ("Cause: two brewer instances started with the same group name in one process block "
@@ -21,11 +21,9 @@ TROUBLE = f"{CAUSE}\n{SOLUTION}\n\nOther start-up problems are listed in the FAQ
 QUESTION = "Two brewer instances with the same group name in one process block at start-up?"
 
 
-def quotes(hits: list[Hit], settings: AnswerSettings = AnswerSettings(),  # noqa: B008
-           question: str = QUESTION) -> list[str]:
-    draft = extractive_answer(question, hits, settings)
-    assert draft.status == ANSWERED, draft.notes
-    return [c.quote for c in draft.citations]
+# The default settings: the sentence after the first quote is on (test_answer_choice's
+# quotes() turns it off by default, for the tests of which quotes are chosen).
+ON = AnswerSettings()
 
 
 def trouble(heading: str | None = "Troubleshooting \u203a Start-up") -> Hit:
@@ -33,27 +31,27 @@ def trouble(heading: str | None = "Troubleshooting \u203a Start-up") -> Hit:
 
 
 def test_the_sentence_after_the_first_quote_is_quoted_for_context() -> None:
-    assert quotes([trouble()]) == [CAUSE, SOLUTION]
-    assert quotes([trouble()], AnswerSettings(context_chars=0)) == [CAUSE]
+    assert quotes(QUESTION, [trouble()], ON) == [CAUSE, SOLUTION]
+    assert quotes(QUESTION, [trouble()], AnswerSettings(context_chars=0)) == [CAUSE]
 
 
 def test_not_when_the_answer_would_grow_past_the_budget() -> None:
     fits = len(CAUSE) + 1 + len(SOLUTION)
-    assert quotes([trouble()], AnswerSettings(context_chars=fits)) == [CAUSE, SOLUTION]
-    assert quotes([trouble()], AnswerSettings(context_chars=fits - 1)) == [CAUSE]
+    assert quotes(QUESTION, [trouble()], AnswerSettings(context_chars=fits)) == [CAUSE, SOLUTION]
+    assert quotes(QUESTION, [trouble()], AnswerSettings(context_chars=fits - 1)) == [CAUSE]
 
 
 def test_a_record_without_sections_gets_no_context() -> None:
     # A chunk with no heading path (a JSONL record, seed 000's sentence chunks) is a list of
     # statements: the next one is another fact, not the rest of the answer.
-    assert quotes([trouble(heading=None)]) == [CAUSE]
+    assert quotes(QUESTION, [trouble(heading=None)], ON) == [CAUSE]
 
 
 def test_the_sentence_after_the_block_a_quote_introduces() -> None:
     text = ("To clear a stuck brewer queue, run:\n\n```sh\nbrewer queue --purge\n```\n\n"
             "The purge drops unsent brews.\n")
     hit = make_hit("queue#1", text, heading="Queues")
-    got = quotes([hit], question="How do I clear a stuck brewer queue?")
+    got = quotes("How do I clear a stuck brewer queue?", [hit], ON)
     assert got == ["To clear a stuck brewer queue, run:\n\n```sh\nbrewer queue --purge\n```",
                    "The purge drops unsent brews."]
 
@@ -62,7 +60,7 @@ def test_the_next_row_of_a_table_is_another_entry() -> None:
     text = ("| Option | Meaning |\n| --- | --- |\n| `steamLimit` | caps the steam level of a "
             "brew |\n| `brewTimeout` | seconds before a brew is abandoned |\n")
     hit = make_hit("opts#1", text, heading="Options")
-    got = quotes([hit], question="Which option caps the steam level of a brew?")
+    got = quotes("Which option caps the steam level of a brew?", [hit], ON)
     assert got == ["| `steamLimit` | caps the steam level of a brew |"]
 
 
