@@ -25,7 +25,7 @@ from glassrag.answer.value_choice import value_for
 from glassrag.answer.values import (
     asks_version,
     asks_when,
-    lacks_quantity,
+    missing_value,
     seeks_literal,
     states_number,
 )
@@ -171,9 +171,10 @@ def extractive_answer(
         # The date goes with what it dates, often in the sentence after the one naming it
         # ("Deprecated commands:" … "* Removed on 2027-04-01.").
         stating.append(after)
-    if lacks_quantity(question, (s.unit.quote for s in stating)):  # with what ":" introduces
-        notes["reason"] = ("the question asks for a number (how many, which port, when) and "
-                           "no quote covering its words states one")
+    missing = missing_value(question, [s.unit.quote for s in stating])  # with what ":" introduces
+    if missing is not None:
+        notes["reason"] = (f"the question asks for {missing} and no quote covering its words "
+                           "states one")
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
                      notes=notes)
     notes["coverage"] = round(coverage(terms, covered, weights), 4)

@@ -16,7 +16,7 @@ from glassrag.answer.extractive import further_quotes, render
 from glassrag.answer.passages import Unit, heading_terms, units
 from glassrag.answer.scoring import question_terms, ranked, weights_for
 from glassrag.answer.value_choice import value_for
-from glassrag.answer.values import lacks_quantity
+from glassrag.answer.values import missing_value
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
 
@@ -60,9 +60,9 @@ def semantic_answer(question: str, evidence: Sequence[Hit], embedder: Any, min_s
         value = _semantic_value(question, best, quotable)
         if value is not None:
             chosen.append(value)
-    if lacks_quantity(question, (u.quote for u in chosen)):  # with what ":" introduces
-        notes["reason"] = ("the question asks for a number (how many, which port, when) and "
-                           "the closest sentence states none")
+    missing = missing_value(question, [u.quote for u in chosen])  # with what ":" introduces
+    if missing is not None:
+        notes["reason"] = f"the question asks for {missing} and the closest sentence states none"
         return Draft(status=NO_EVIDENCE, text="", answerer="extractive", notes=notes)
     # Further quotes are context for the sentence the answer stands on: the quantity asked for
     # must be in that sentence or its value line.

@@ -80,6 +80,26 @@ _ASKS_WHEN = re.compile(
     r"|\u3044\u3064|\u4f55\u6642|\u4f55\u65e5|\u4f55\u5e74",
     re.IGNORECASE,
 )
+# Which environment variable: its name, which documentation writes in capitals (PAPERSIZE,
+# NO_COLOR), so a quote naming none answers something else. Not "is there an environment
+# variable …", which a sentence without the name may answer.
+_ASKS_ENV_VAR = re.compile(
+    r"\b(?:which|what)(?: \w+)? env(?:ironment)? var(?:iable)?s?\b"
+    r"|(?:\u54ea(?:\u4e2a|\u4e9b|\u4e00\u4e2a)?|\u4ec0\u4e48)\s?\u73af\u5883\u53d8\u91cf"
+    r"|\u3069\u306e\s?\u74b0\u5883\u5909\u6570",
+    re.IGNORECASE,
+)
+# The name of an environment variable as a text writes it: a capitalised identifier with an
+# underscore (NO_COLOR), a shell reference or assignment ($EDITOR, ${HOME}, %PATH%,
+# PAPERSIZE=a4), or a capitalised word in a text that says it is an environment variable
+# ("the PAGER environment variable"). A constant in code (``MARKER = "#"``) is none of these.
+_ENV_VAR_NAME = re.compile(
+    r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![a-z])"
+    r"|\$\{?[A-Z][A-Z0-9_]+|%[A-Z][A-Z0-9_]+%|(?<![\w.-])[A-Z][A-Z0-9_]+=[^\s=]"
+)
+_SAYS_ENV_VAR = re.compile(r"env(?:ironment)?[ _-]?var|\u73af\u5883\u53d8\u91cf"
+                           r"|\u74b0\u5883\u5909\u6570", re.IGNORECASE)
+_CAPITALISED_WORD = re.compile(r"(?<![\w.-])[A-Z][A-Z0-9]{2,}(?![\w(])")
 # A quantity of any kind (value_kind): a count or a size, how long, how often, 多长, 多久; what
 # size or length, or a value asked in a unit ("in bytes", "in seconds").
 _ASKS_AMOUNT = re.compile(
@@ -225,6 +245,32 @@ def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
     if not asks_count(question):
         return False
     return not any(states_quantity(quote, asked) for quote in quotes)
+
+
+def asks_env_var(question: str) -> bool:
+    """Whether ``question`` asks which environment variable (哪个环境变量, どの環境変数)."""
+    return _ASKS_ENV_VAR.search(question) is not None
+
+
+def names_env_var(text: str, asked: str) -> bool:
+    """Whether ``text`` names an environment variable (see :data:`_ENV_VAR_NAME`) that
+    ``asked`` (the question, casefolded) does not already name."""
+    names = [m.group() for m in _ENV_VAR_NAME.finditer(text)]
+    if _SAYS_ENV_VAR.search(text) is not None:
+        names += _CAPITALISED_WORD.findall(text)
+    return any(name.strip("${}%").partition("=")[0].casefold() not in asked for name in names)
+
+
+def missing_value(question: str, quotes: Sequence[str]) -> str | None:
+    """What ``question`` asks for that none of ``quotes`` gives, said for a refusal's reason:
+    a number (:func:`lacks_quantity`) or the name of an environment variable
+    (:func:`asks_env_var`, :func:`names_env_var`); None when nothing is missing."""
+    if lacks_quantity(question, quotes):
+        return "a number (how many, which port, when)"
+    if asks_env_var(question) and not any(names_env_var(q, question.casefold())
+                                          for q in quotes):
+        return "the name of an environment variable"
+    return None
 
 
 def states_quantity(text: str, asked: str) -> bool:
