@@ -27,6 +27,7 @@ from glassrag.answer.values import (
     seeks_literal,
     states_default,
     states_number,
+    unset_phrases,
     value_kind,
 )
 from glassrag.text.analysis import (
@@ -196,7 +197,8 @@ def _scored(asked: _Asked, unit: Unit, heading: frozenset[str], context: frozens
         heading = heading | unit.context
     extra = asked.short_or_long(words)
     if asked.default_words and not asked.default_words <= words and names_default_of(unit):
-        # "既定では" asked, "デフォルトでは" written: one word in other words.
+        # "既定では" or "without setting it" asked, "デフォルトでは" written: one word in
+        # other words.
         extra = extra | asked.default_words
     held = frozenset(t for t in terms if t in words) | extra
     found = sum(weights[t] for t in held)
@@ -301,8 +303,7 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
     contexts = _contexts(candidates)
     question_asked = _Asked.of(terms, weights, term_pairs(tokens),
                                candidates, asks_yes_no(question),
-                               DEFAULT_WORDS.intersection(terms) if names_default(question)
-                               else frozenset())
+                               _default_words(question, terms))
     scored = []
     for c in candidates:
         holds = valued and new_literal(c, asked, kind)
@@ -320,6 +321,19 @@ def ranked(question: str, terms: list[str], weights: dict[str, float],
         key=lambda s: (not s.own, -round(s.preference, 9), s.unit.hit_index,
                        s.unit.sentence_index, s.unit.size),
     )
+
+
+def _default_words(question: str, terms: list[str]) -> frozenset[str]:
+    """The question's terms that ask for the default: the word "default" in any language
+    (:data:`DEFAULT_WORDS`) and the words of "without setting", "unless told otherwise" or
+    不手动指定 (:func:`~glassrag.answer.values.unset_phrases`). A unit naming a default covers
+    them; left as plain terms, "without" and "set" weigh as the question's rarest, since
+    documentation seldom writes them."""
+    words = DEFAULT_WORDS.intersection(terms) if names_default(question) else frozenset()
+    phrases = unset_phrases(question)
+    if phrases:
+        words = words | frozenset(analyze(phrases)).intersection(terms)
+    return words
 
 
 def echoes(unit: Unit, words: frozenset[str], asked: str, version: bool = False) -> bool:

@@ -311,6 +311,13 @@ _SIGNATURE_DEFAULT = re.compile(
     r"[^,()\n`]*[,)]")
 
 
+def unset_phrases(question: str) -> str:
+    """The words with which ``question`` asks what holds when nothing is set ("without
+    setting", "unless told otherwise", 不手动指定, 特に設定しない), joined by spaces: they ask
+    for the default as the word "default" does."""
+    return " ".join(m.group() for m in _ASKS_UNSET.finditer(question))
+
+
 def names_default(text: str) -> bool:
     """Whether ``text`` says "default" (default, 默认, デフォルト, 既定): a table header with
     a column of defaults."""
