@@ -255,6 +255,12 @@ SEMANTIC_MIN_TERMS_BY_KIND = {"e5": 10}
 # unrelated sentence are 40%. Its best sentence must cover about ``min_covered_terms`` of its
 # words' worth, a share of at most this much (a three-word question: half).
 MAX_SHORT_QUESTION_COVERAGE = 0.5
+# A question of many words (``long_question_terms``) carries context its answer does not
+# repeat ("We reformatted the whole repo in one commit. How can I make git blame skip it?"):
+# its best sentence needs this share of ``min_coverage``. 0.8 with 16 words answered six
+# more held-out questions rightly in bm25 and refused no fewer unanswerable ones; a lower
+# share or fewer words answered more unanswerable ones (benchmarks/RESULTS.md).
+LONG_QUESTION_SHARE = 0.8
 
 
 _T = TypeVar("_T")
@@ -283,6 +289,10 @@ class AnswerSettings(_CheckedSection):
     #: MAX_SHORT_QUESTION_COVERAGE) when that is above ``min_coverage``. Questions written
     #: with words (not Chinese or Japanese ones). 0 turns it off.
     min_covered_terms: float = Field(default=2.6, ge=0.0)
+    #: A question of at least this many distinct words needs only LONG_QUESTION_SHARE of
+    #: ``min_coverage``. Questions written with words: English, and Chinese as segmented,
+    #: not Japanese, whose terms are pairs of characters. 0 turns it off.
+    long_question_terms: int = Field(default=16, ge=0)
     #: The semantic fallback answers only questions of at least this many distinct terms.
     #: "auto": SEMANTIC_MIN_TERMS_BY_KIND in dense and hybrid modes, else 0 (no bound).
     semantic_min_terms: int | Literal["auto"] = "auto"
@@ -321,12 +331,19 @@ class AnswerSettings(_CheckedSection):
             return self.min_coverage
         return _dense_kind_default(mode, spec, MIN_COVERAGE_DENSE_BY_KIND, DEFAULT_MIN_COVERAGE)
 
-    def required_coverage(self, distinct_words: int | None) -> float:
+    def required_coverage(self, distinct_words: int | None,
+                          long_words: int | None = None) -> float:
         """The share of its term weight a question of ``distinct_words`` words must have
         covered: :meth:`coverage`, or for a short question ``min_covered_terms`` words' share
         (at most :data:`MAX_SHORT_QUESTION_COVERAGE`) when that is more. None: the question's
-        terms are not words (Chinese and Japanese bigrams), so :meth:`coverage` alone."""
+        terms are not words (Chinese and Japanese bigrams), so :meth:`coverage` alone.
+        ``long_words``, the count of the question's terms when they are words (English, or
+        Chinese as segmented; None for Japanese): at ``long_question_terms`` or more, only
+        :data:`LONG_QUESTION_SHARE` of :meth:`coverage`."""
         floor = self.coverage()
+        if long_words is not None and self.long_question_terms \
+                and long_words >= self.long_question_terms:
+            return floor * LONG_QUESTION_SHARE
         if not distinct_words or not self.min_covered_terms:
             return floor
         return max(floor, min(MAX_SHORT_QUESTION_COVERAGE,
@@ -695,6 +712,10 @@ min_coverage = "auto"
 # six words needs 2.6 / 6 = 0.43 of its weight, of three or fewer 0.5 (Chinese and Japanese
 # questions: min_coverage only). 0 turns this off.
 min_covered_terms = 2.6
+# A question of at least this many distinct words (English, or Chinese; not Japanese) needs
+# only 0.8 of min_coverage: a long question carries context its answer does not repeat.
+# 0 turns this off.
+long_question_terms = 16
 # In dense and hybrid modes, a question no sentence covers is answered with the sentence
 # closest in meaning only when it has at least this many distinct terms. "auto": 10 for e5:
 # (its closest sentence rarely answers a shorter question), 0 (no bound) for the others.
