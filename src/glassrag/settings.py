@@ -291,7 +291,7 @@ class AnswerSettings(_CheckedSection):
     min_covered_terms: float = Field(default=2.6, ge=0.0)
     #: A question of at least this many distinct words needs only LONG_QUESTION_SHARE of
     #: ``min_coverage``. Questions written with words: English, and Chinese as segmented,
-    #: not Japanese, whose terms are pairs of characters. 0 turns it off.
+    #: not Japanese or Korean, whose terms are pairs of characters. 0 turns it off.
     long_question_terms: int = Field(default=16, ge=0)
     #: The semantic fallback answers only questions of at least this many distinct terms.
     #: "auto": SEMANTIC_MIN_TERMS_BY_KIND in dense and hybrid modes, else 0 (no bound).
@@ -338,7 +338,7 @@ class AnswerSettings(_CheckedSection):
         (at most :data:`MAX_SHORT_QUESTION_COVERAGE`) when that is more. None: the question's
         terms are not words (Chinese and Japanese bigrams), so :meth:`coverage` alone.
         ``long_words``, the count of the question's terms when they are words (English, or
-        Chinese as segmented; None for Japanese): at ``long_question_terms`` or more, only
+        Chinese as segmented; None for Japanese or Korean): at ``long_question_terms`` or more, only
         :data:`LONG_QUESTION_SHARE` of :meth:`coverage`."""
         floor = self.coverage()
         if long_words is not None and self.long_question_terms \
@@ -712,7 +712,7 @@ min_coverage = "auto"
 # six words needs 2.6 / 6 = 0.43 of its weight, of three or fewer 0.5 (Chinese and Japanese
 # questions: min_coverage only). 0 turns this off.
 min_covered_terms = 2.6
-# A question of at least this many distinct words (English, or Chinese; not Japanese) needs
+# A question of at least this many distinct words (English or Chinese, not Japanese) needs
 # only 0.8 of min_coverage: a long question carries context its answer does not repeat.
 # 0 turns this off.
 long_question_terms = 16

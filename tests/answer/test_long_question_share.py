@@ -1,6 +1,6 @@
 """A question of many words carries context its answer does not repeat: at
 ``[answer] long_question_terms`` distinct words or more (English, or Chinese as segmented; not
-Japanese, whose terms are pairs of characters), its best sentence needs only
+Japanese or Korean, whose terms are pairs of characters), its best sentence needs only
 LONG_QUESTION_SHARE of ``min_coverage``."""
 
 from __future__ import annotations
@@ -52,9 +52,15 @@ def test_a_long_question_is_answered_by_a_sentence_covering_less_of_it() -> None
     assert refused.notes["threshold"] == 0.28
 
 
+LONG_KOREAN = ("야간 작업실 직원이 이가 빠진 찻잔에 유약을 두 번씩 바르고 "
+               "가마 선반 공간을 낭비합니다. "
+               "도자기 유약이 갈라지지 않게 하는 냉각 일정은 무엇입니까?")
+
+
 @pytest.mark.parametrize(("question", "relaxed"), [(LONG_CHINESE, True),
-                                                    (LONG_JAPANESE, False)])
-def test_chinese_words_count_and_japanese_character_pairs_do_not(question: str,
+                                                    (LONG_JAPANESE, False),
+                                                    (LONG_KOREAN, False)])
+def test_chinese_words_count_and_japanese_or_korean_pairs_do_not(question: str,
                                                                  relaxed: bool) -> None:
     assert len(question_terms(question)) >= 16
     hit = make_hit("kiln#4", "慢速冷却可以防止釉面开裂。ゆっくり冷ますと釉が割れにくくなります。\n")

@@ -31,7 +31,7 @@ from glassrag.answer.values import (
 )
 from glassrag.records import ANSWERED, NO_EVIDENCE, Draft, DraftCitation, Hit
 from glassrag.settings import AnswerSettings
-from glassrag.text.analysis import has_cjk, has_kana, unique_terms
+from glassrag.text.analysis import has_cjk, unique_terms, writes_pairs
 from glassrag.text.sentences import split_sentences as _split
 
 
@@ -105,9 +105,10 @@ def extractive_answer(
     terms = question_terms(question)
     # A Chinese, Japanese or Korean question's terms are segments, bigrams and single
     # characters, whose count says little of how many words it asks with, and its answer is
-    # often in other words ("收到货 8 天" answered by "签收后 10 天内"): none is "short".
+    # often in other words ("收到货 8 天" answered by "签收后 10 天内"): none is "short". A
+    # long one is counted in words, English or Chinese, never in Japanese or Korean pairs.
     threshold = settings.required_coverage(None if has_cjk(question) else len(terms),
-                                           None if has_kana(question) else len(terms))
+                                           None if writes_pairs(question) else len(terms))
     if unknown_names:
         return Draft(status=NO_EVIDENCE, text="", citations=(), answerer="extractive",
                      notes={"threshold": threshold,

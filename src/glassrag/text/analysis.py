@@ -86,6 +86,7 @@ _HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af"
 _WORD_RE = re.compile(r"[^\W_]+")  # letters and digits; '_' and punctuation split words
 _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # the same on lowercased ASCII, but faster
 _KANA_RE = re.compile(f"[{_KANA}]")
+_HANGUL_RE = re.compile(f"[{_HANGUL}]")
 _HAN_RE = re.compile(f"[{_HAN}]")
 _CJK_ANY_RE = re.compile(f"[{_HAN}{_KANA}{_HANGUL}]")
 _RUN_RE = re.compile(f"([{_HAN}{_KANA}]+)|([{_HANGUL}]+)|([^{_HAN}{_KANA}{_HANGUL}]+)")
@@ -387,6 +388,12 @@ def has_cjk(text: str) -> bool:
 def has_kana(text: str) -> bool:
     """Whether ``text`` holds a kana character: Japanese, as Chinese text never does."""
     return _KANA_RE.search(text) is not None
+
+
+def writes_pairs(text: str) -> bool:
+    """Whether ``text`` holds kana or Hangul: Japanese or Korean, whose terms are pairs of
+    characters (``ハッ``, ``서버``), where English and Chinese ones are words."""
+    return _KANA_RE.search(text) is not None or _HANGUL_RE.search(text) is not None
 
 
 def has_han(text: str) -> bool:
