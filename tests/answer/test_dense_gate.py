@@ -131,3 +131,29 @@ def test_a_quote_from_the_section_titled_with_the_questions_identifier_passes(
         # An identifier that titles no quoted section: the gate refuses as before.
         assert kb.ask("How often is a failed upload tried again by upload_worker?",
                       mode=mode).status == "no_evidence"
+
+
+@pytest.mark.parametrize("mode", DENSE_MODES)
+def test_a_number_asked_for_and_stated_by_the_first_quote_passes(tmp_path: Path,
+                                                                 mode: str) -> None:
+    # A value line answers a "how long" question however little the embedder makes of it:
+    # the gate lets it pass at any thresholds, and refuses the same question answered in words.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "shipping.md").write_text(
+        "# Shipping\n\n## Delivery times\n\nParcels to Canada take 12 days by sea.\n\n"
+        "## Sea freight\n\nParcels to Chile take a fortnight by sea.\n", encoding="utf-8")
+    with KnowledgeBase.open(tmp_path / "kb") as kb:
+        assert kb.ingest([docs], embedder="hash:256").failed == []
+        _gate(kb, 2.0, 1.0)
+        answer = kb.ask("How long do parcels to Canada take by sea?", mode=mode,
+                        principal=ADMIN)
+        assert answer.status == "answered" and "12 days" in answer.answer
+        notes = kb.trace(answer.trace_id, principal=ADMIN)["attempts"][0]["draft"]["notes"]
+        assert notes["dense_gate"] == ("passed: the question asks for a number and the first "
+                                       "quote states one")
+        words = kb.ask("How long do parcels to Chile take by sea?", mode=mode, principal=ADMIN)
+        assert words.status == "no_evidence"
+        # A number the question itself names is not one the quote states.
+        assert kb.ask("How long do the 12 days to Canada last by sea?", mode=mode,
+                      principal=ADMIN).status == "no_evidence"

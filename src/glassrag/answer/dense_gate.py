@@ -13,7 +13,8 @@ Two signals, both read from evidence the principal may read:
   answers the margin misses: one sentence of a long page answers, and every candidate of the
   page is about as close as any other.
 
-The draft is refused only when both are weak, and never when it quotes the section titled
+The draft is refused only when both are weak, never when the question asks for a number and
+the first quote states one (:func:`stated_number`), and never when it quotes the section titled
 with an identifier the question names (:func:`titled_by_identifier`): in a reference, the
 page of ``CMAKE_BUILD_TYPE`` is about ``CMAKE_BUILD_TYPE`` however alike its hundreds of
 sibling pages read to the embedder. None of these can be computed from a chunk the
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from glassrag.answer.extractive import ASIDES
+from glassrag.answer.values import states_number, value_kind
 from glassrag.records import NO_EVIDENCE, Draft, Hit
 from glassrag.text.analysis import identifiers
 
@@ -60,6 +62,28 @@ def titled_by_identifier(question: str, draft: Draft, hits: Sequence[Hit]) -> st
         title = _SIGNATURE.sub("", title).strip("`").strip().casefold()
         if title in names:
             return title
+    return None
+
+
+def stated_number(question: str, draft: Draft) -> bool:
+    """Whether ``question`` asks for a number (how many, how long, which version:
+    :func:`~glassrag.answer.values.value_kind`) and the draft's first quote states one the
+    question does not name. The answer is then a value ("Default: `60`", "3.15"), whose
+    closeness in meaning an embedder does not measure: a value line is as close to every
+    question about its setting, and a reference page's sections stand out from none."""
+    return (bool(draft.citations) and value_kind(question) == "number"
+            and states_number(draft.citations[0].quote, question.casefold()))
+
+
+def passes_at_any_threshold(question: str, draft: Draft, hits: Sequence[Hit]) -> str | None:
+    """Why the gate lets ``draft`` pass whatever its thresholds, or None: the question asks
+    for a number the first quote states (:func:`stated_number`), or the draft quotes the
+    section titled with an identifier the question names (:func:`titled_by_identifier`)."""
+    if stated_number(question, draft):
+        return "passed: the question asks for a number and the first quote states one"
+    titled = titled_by_identifier(question, draft, hits)
+    if titled is not None:
+        return f"passed: the quote is from the section titled {titled!r}, which the question names"
     return None
 
 
@@ -96,10 +120,9 @@ def refusal(question: str, found: Retrieval, draft: Draft, embedder: Any | None,
     ``question_vector`` is the question's vector if the caller has it."""
     if found.dense_stands_out:
         return None
-    titled = titled_by_identifier(question, draft, found.hits)
-    if titled is not None:
-        draft.notes["dense_gate"] = (f"passed: the quote is from the section titled {titled!r}, "
-                                     "which the question names")
+    passed = passes_at_any_threshold(question, draft, found.hits)
+    if passed is not None:
+        draft.notes["dense_gate"] = passed
         return None
     cosine = (quote_cosine(question, draft, embedder, question_vector)
               if embedder is not None and min_quote_cosine < NO_RESCUE else None)

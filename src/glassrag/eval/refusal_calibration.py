@@ -10,8 +10,9 @@ The extractive answerer refuses (``no_evidence``) on these gates:
 * ``[dense] min_margin`` with ``[dense] min_quote_cosine`` (dense and hybrid): a quote is
   refused when the best dense hit does not stand out from the question's dense candidates
   by ``min_margin`` and the quote's own cosine to the question is under
-  ``min_quote_cosine`` (:mod:`glassrag.answer.dense_gate`); a quote from the section
-  titled with an identifier the question names passes at any of them.
+  ``min_quote_cosine`` (:mod:`glassrag.answer.dense_gate`); a first quote stating the
+  number the question asks for, and a quote from the section titled with an identifier the
+  question names, pass at any of them.
 
 :func:`calibrate` retrieves each question once with both gates open (dense cut-off -1),
 records per question the signals the gates look at
@@ -215,7 +216,7 @@ def _gated(s: Signals, row: Row, gate: Gate, cut: float | None) -> Row:
     when the margin and the quote are both weak."""
     margin = s.margin_at(cut) if gate is not None else None
     if gate is None or margin is None or margin >= gate[0] or row is s.refused \
-            or row.get("_titled"):
+            or row.get("_passes"):
         return row
     quoted = s.quote_cosines.get(id(row))
     if gate[1] < NO_RESCUE and quoted is not None and quoted >= gate[1]:

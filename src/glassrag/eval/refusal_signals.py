@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from glassrag.answer.dense_gate import titled_by_identifier
+from glassrag.answer.dense_gate import passes_at_any_threshold
 from glassrag.errors import GlassragError
 from glassrag.eval.docs import judge
 from glassrag.eval.docs_questions import DocsQuestion
@@ -170,9 +170,10 @@ def _verified(question: DocsQuestion, draft: Draft, evidence: Sequence[Hit],
     answer = Answer(status=ANSWERED, answer=draft.text, citations=checked.citations,
                     evidence=tuple(evidence), trace_id=None, question=question.question)
     # The quotes stay with the row for the dense gate's quote cosine, and whether the gate
-    # lets it pass whatever its thresholds (a quote from the section the question names).
+    # lets it pass whatever its thresholds (a number asked for and stated, a quote from the
+    # section the question names).
     return {**judge(question, answer), "_quotes": [c.quote for c in draft.citations],
-            "_titled": titled_by_identifier(question.question, draft, evidence) is not None}
+            "_passes": passes_at_any_threshold(question.question, draft, evidence) is not None}
 
 
 def _extractive(question: DocsQuestion, hits: Sequence[Hit], settings: AnswerSettings,
