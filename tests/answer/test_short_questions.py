@@ -2,7 +2,7 @@
 by chance in an unrelated sentence. ``[answer] min_covered_terms`` raises the share a short
 question's best sentence must cover; such a near miss is refused in every mode, the semantic
 fallback of dense and hybrid modes included, and the calibration replays it so. The semantic
-fallback itself answers only questions of ``[answer] semantic_min_terms`` terms (10 with e5)."""
+fallback itself answers only questions of ``[answer] semantic_min_terms`` terms (12 with e5)."""
 
 from __future__ import annotations
 
@@ -90,12 +90,12 @@ def test_without_the_rule_the_near_miss_is_answered(kb: KnowledgeBase,
 
 def test_the_semantic_fallback_bound_is_per_embedder_kind() -> None:
     auto = AnswerSettings()
-    assert auto.semantic_terms("hybrid", "e5:multilingual-e5-small") == 10
-    assert auto.semantic_terms("dense", "e5:multilingual-e5-small") == 10
+    assert auto.semantic_terms("hybrid", "e5:multilingual-e5-small") == 12
+    assert auto.semantic_terms("dense", "e5:multilingual-e5-small") == 12
     assert auto.semantic_terms("bm25", "e5:multilingual-e5-small") == 0
     assert auto.semantic_terms("hybrid", "hash:256") == 0  # not measured: no bound
     assert AnswerSettings(semantic_min_terms=3).semantic_terms("hybrid", "hash:256") == 3
-    assert auto.resolved("hybrid", "e5:x").semantic_min_terms == 10
+    assert auto.resolved("hybrid", "e5:x").semantic_min_terms == 12
     with pytest.raises(InvalidInput, match="semantic_min_terms"):
         AnswerSettings(semantic_min_terms=-1)
 

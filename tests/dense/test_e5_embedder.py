@@ -174,7 +174,7 @@ def test_chinese_paraphrase_found_by_e5_not_bm25(e5: E5Embedder, kb: KnowledgeBa
     assert dense.hits[0].scores["dense"] == pytest.approx(float(expected), abs=1e-4)
     hybrid = kb.search(ZH_QUESTION, mode="hybrid", top_k=4)
     assert hybrid.hits[0].chunk.doc_id == "retrieval"
-    # The question is too short for e5's semantic fallback (semantic_min_terms "auto": 10);
+    # The question is too short for e5's semantic fallback (semantic_min_terms "auto": 12);
     # with that bound off, the dense gate decides.
     assert kb.ask(ZH_QUESTION, mode="dense").status == "no_evidence"
     kb.settings.answer = kb.settings.answer.model_copy(update={"semantic_min_terms": 0})
