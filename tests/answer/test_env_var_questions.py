@@ -85,6 +85,6 @@ def test_the_semantic_fallback_refuses_a_sentence_naming_no_variable() -> None:
 
 def test_a_number_goes_missing_before_a_name() -> None:
     assert missing_value("How many environment variables does kettle read?",
-                         ["kettle reads a few."]) == "a number (how many, which port, when)"
+                         ["kettle reads a few."]) == "a number (how many, which port or code, when)"
     assert missing_value("Which environment variable sets the port?",
                          ["The port is 8080 unless KETTLE_PORT says otherwise."]) is None

@@ -69,6 +69,19 @@ _ASKS_PORT = re.compile(
     r"|\u3069\u306e\s?\u30dd\u30fc\u30c8|\u30dd\u30fc\u30c8\u756a\u53f7",
     re.IGNORECASE,
 )
+# Which exit or status code: a number in digits ("exits with 2", "sends 307"), as a port is.
+# Asked which (どの終了コード) or what it is (終了コードは何), not what a given one means.
+_JA_CODE = ("\u7d42\u4e86\u30b3\u30fc\u30c9|\u30b9\u30c6\u30fc\u30bf\u30b9\u30b3\u30fc\u30c9"
+            "|\u7d42\u4e86\u30b9\u30c6\u30fc\u30bf\u30b9")
+_ASKS_CODE = re.compile(
+    r"\b(?:which|what)(?: (?!(?:does|do|did|is|are|was|can|will)\b)\w+)?"
+    r" (?:exit|status|return|response) (?:code|status)\b"
+    r"|(?:\u54ea\u4e2a|\u4ec0\u4e48)\s?(?:\u9000\u51fa\u7801|\u9000\u51fa\u4ee3\u7801"
+    r"|\u72b6\u6001\u7801|\u8fd4\u56de\u7801)"
+    r"|\u3069\u306e\s?(?:" + _JA_CODE + ")"
+    r"|(?:" + _JA_CODE + r")\u306f\s?(?:\u4f55|\u3044\u304f\u3064)",
+    re.IGNORECASE,
+)
 # A question asking for a point in time: the time of day or the date ("what time", "which
 # day", 几点, 哪天, 哪年, いつ, 何時). Its answer is a time, a date or a release, written in
 # digits in documentation. "When", 什么时候 and 何时 are left out: they as often ask under which
@@ -236,11 +249,13 @@ def asks_when(question: str) -> bool:
 
 def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
     """Whether ``question`` asks for a count (:func:`asks_count`) and none of ``quotes``
-    states a quantity (:func:`states_quantity`), or asks which port or when
-    (:func:`asks_when`) and none of them holds a number in digits (a port, a date or a
-    release is never written as a word): such quotes answer something else."""
+    states a quantity (:func:`states_quantity`), or asks which port, which exit or status
+    code, or when (:func:`asks_when`) and none of them holds a number in digits (a port, a
+    code, a date or a release is never written as a word): such quotes answer something
+    else."""
     asked = question.casefold()
-    if _ASKS_PORT.search(question) is not None or asks_when(question):
+    if (_ASKS_PORT.search(question) is not None or _ASKS_CODE.search(question) is not None
+            or asks_when(question)):
         return not any(states_number(quote, asked) for quote in quotes)
     if not asks_count(question):
         return False
@@ -266,7 +281,7 @@ def missing_value(question: str, quotes: Sequence[str]) -> str | None:
     a number (:func:`lacks_quantity`) or the name of an environment variable
     (:func:`asks_env_var`, :func:`names_env_var`); None when nothing is missing."""
     if lacks_quantity(question, quotes):
-        return "a number (how many, which port, when)"
+        return "a number (how many, which port or code, when)"
     if asks_env_var(question) and not any(names_env_var(q, question.casefold())
                                           for q in quotes):
         return "the name of an environment variable"
