@@ -340,8 +340,8 @@ class AnswerSettings(_CheckedSection):
         (at most :data:`MAX_SHORT_QUESTION_COVERAGE`) when that is more. None: the question's
         terms are not words (Chinese and Japanese bigrams), so :meth:`coverage` alone.
         ``long_words``, the count of the question's terms when they are words (English, or
-        Chinese as segmented; None for Japanese or Korean): at ``long_question_terms`` or more, only
-        :data:`LONG_QUESTION_SHARE` of :meth:`coverage`."""
+        Chinese as segmented; None for Japanese or Korean): at ``long_question_terms`` or
+        more, only :data:`LONG_QUESTION_SHARE` of :meth:`coverage`."""
         floor = self.coverage()
         if long_words is not None and self.long_question_terms \
                 and long_words >= self.long_question_terms:
@@ -714,9 +714,9 @@ min_coverage = "auto"
 # six words needs 2.6 / 6 = 0.43 of its weight, of three or fewer 0.5 (Chinese and Japanese
 # questions: min_coverage only). 0 turns this off.
 min_covered_terms = 2.6
-# A question of at least this many distinct words (English or Chinese, not Japanese) needs
-# only 0.8 of min_coverage: a long question carries context its answer does not repeat.
-# 0 turns this off.
+# A question of at least this many distinct words (English or Chinese; not Japanese or
+# Korean, whose terms are pairs of characters) needs only 0.8 of min_coverage: a long
+# question carries context its answer does not repeat. 0 turns this off.
 long_question_terms = 16
 # In dense and hybrid modes, a question no sentence covers is answered with the sentence
 # closest in meaning only when it has at least this many distinct terms. "auto": 12 for e5:

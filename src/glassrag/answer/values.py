@@ -93,6 +93,8 @@ _ASKS_WHEN = re.compile(
     r"|\u3044\u3064|\u4f55\u6642|\u4f55\u65e5|\u4f55\u5e74",
     re.IGNORECASE,
 )
+# Questions whose answer is a number in digits: which port, which exit or status code, when.
+_ASKS_DIGITS = (_ASKS_PORT, _ASKS_CODE, _ASKS_WHEN)
 # Which environment variable: its name, which documentation writes in capitals (PAPERSIZE,
 # NO_COLOR), so a quote naming none answers something else. Not "is there an environment
 # variable …", which a sentence without the name may answer.
@@ -254,8 +256,7 @@ def lacks_quantity(question: str, quotes: Iterable[str]) -> bool:
     code, a date or a release is never written as a word): such quotes answer something
     else."""
     asked = question.casefold()
-    if (_ASKS_PORT.search(question) is not None or _ASKS_CODE.search(question) is not None
-            or asks_when(question)):
+    if any(pattern.search(question) is not None for pattern in _ASKS_DIGITS):
         return not any(states_number(quote, asked) for quote in quotes)
     if not asks_count(question):
         return False

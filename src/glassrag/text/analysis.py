@@ -86,7 +86,7 @@ _HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af"
 _WORD_RE = re.compile(r"[^\W_]+")  # letters and digits; '_' and punctuation split words
 _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")  # the same on lowercased ASCII, but faster
 _KANA_RE = re.compile(f"[{_KANA}]")
-_HANGUL_RE = re.compile(f"[{_HANGUL}]")
+_PAIRED_RE = re.compile(f"[{_KANA}{_HANGUL}]")  # scripts whose terms are character pairs
 _HAN_RE = re.compile(f"[{_HAN}]")
 _CJK_ANY_RE = re.compile(f"[{_HAN}{_KANA}{_HANGUL}]")
 _RUN_RE = re.compile(f"([{_HAN}{_KANA}]+)|([{_HANGUL}]+)|([^{_HAN}{_KANA}{_HANGUL}]+)")
@@ -393,7 +393,7 @@ def has_kana(text: str) -> bool:
 def writes_pairs(text: str) -> bool:
     """Whether ``text`` holds kana or Hangul: Japanese or Korean, whose terms are pairs of
     characters (``ハッ``, ``서버``), where English and Chinese ones are words."""
-    return _KANA_RE.search(text) is not None or _HANGUL_RE.search(text) is not None
+    return _PAIRED_RE.search(text) is not None
 
 
 def has_han(text: str) -> bool:
