@@ -287,3 +287,16 @@ def test_a_line_of_the_block_a_quote_introduces_is_not_quoted_again() -> None:
     assert quotes[0].endswith("update-alternatives --display x-window-manager")
     # the command line is in the first quote already (it ends in ":"), not a second time
     assert draft.text.count("update-alternatives --display") == 1, draft.text
+
+
+def test_a_delimiter_row_of_one_or_two_hyphens_still_makes_a_header() -> None:
+    # GFM asks only for hyphens in each delimiter cell: "| :-- | - |" heads a table as
+    # "| --- | --- |" does, and its rows are read with the header's words ("默认值").
+    for delimiter in ("| :-- | :-- | :-- |", "|-|-|-|", "| :-: | --: | --- |"):
+        text = f"| 参数 | 说明 | 默认值 |\n{delimiter}\n| size | 码的边长 | 160 |\n"
+        contexts = line_contexts(text)
+        assert set(contexts) == {2}, delimiter
+        (about,) = contexts[2].about
+        assert text[about[0]:about[1]] == "| 参数 | 说明 | 默认值 |"
+    # A line of hyphens under a sentence with a pipe in it is no table.
+    assert line_contexts("Run a | b.\n- item\n") == {}

@@ -28,8 +28,9 @@ from glassrag.text.sentences import (
     indent_of,
 )
 
-# A Markdown table's delimiter row: | --- | :---: | (the outer pipes optional).
-_DELIMITER = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+# A Markdown table's delimiter row: | --- | :---: | (the outer pipes optional). GFM needs one
+# hyphen in a cell, not three: Chinese component docs write "| :-- | :-- |".
+_DELIMITER = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$")
 # reST: a simple table's border (two columns or more) and a grid table's borders.
 _SIMPLE_BORDER = re.compile(rf"[ \t]*{SIMPLE_TABLE_BORDER}")
 _GRID_BORDER = re.compile(r"[ \t]*\+(?:-+\+)+[ \t]*$")
