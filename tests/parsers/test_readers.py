@@ -261,6 +261,21 @@ def test_markdown_without_front_matter_uses_heading_then_stem(tmp_path: Path) ->
     assert only_doc(read_file(fenced, root=kb)).title == "plain"
 
 
+def test_a_setext_heading_titles_markdown_as_an_atx_heading_does(tmp_path: Path) -> None:
+    # "Title" over "=====" (or "-----") is a heading in CommonMark; the "## Getting it" below
+    # it is a section of the document, not its title.
+    for underline in ("======", "------"):
+        path = put(tmp_path / "install.md",
+                   f"Installing the kettle daemon\n{underline}\n\n## Getting it\nFetch it.\n")
+        assert only_doc(read_file(path)).title == "Installing the kettle daemon", underline
+    # A rule under a list item is a rule; under a paragraph of two lines, it makes them one
+    # heading.
+    path = put(tmp_path / "rules.md", "- one\n---\n\nTwo lines\nof prose\n---\n\n## Later\n")
+    assert only_doc(read_file(path)).title == "Two lines of prose"
+    path = put(tmp_path / "list.md", "- one\n- two\n---\n\n## Later\n")
+    assert only_doc(read_file(path)).title == "Later"
+
+
 def test_a_readme_title_leaves_out_its_badges(tmp_path: Path) -> None:
     path = put(tmp_path / "README.md",
                "# kettle-lint [![tests](https://ci.example.org/badge.svg)](https://ci.example.org)"

@@ -3,7 +3,8 @@ real CommonMark parser (markdown-it-py, tables enabled) for the docs chunker.
 
 Front matter (YAML between ``---`` lines at the top) may name the document's ``doc_id``,
 ``title``, ``source``, ``chunker`` and ``roles``; the rest of it is kept as metadata. The
-title is otherwise the first heading outside code (``#`` or ``<h1>``), else the file name.
+title is otherwise the first heading outside code (``#``, a setext ``===`` or ``---``
+underline, or ``<h1>``), else the file name.
 
 markdown-it gives every top-level block its line range. It reads a *shadow* of the text
 (:mod:`.markdown_shadow`), the same number of lines with the syntax documentation sites add
@@ -185,6 +186,25 @@ def _nest(blocks: list[Block], containers: list[Container]) -> list[Block]:
 # -- reading a file ------------------------------------------------------------------------
 
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+# A setext heading's underline ("Kettle" over "======", or over "------" for level two), and
+# the lines that cannot be the paragraph it makes a heading of: a list item, a quote, a table
+# row, an ATX heading, a fence, indented code.
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_NOT_PARAGRAPH = re.compile(r"^(?: {4}|\t| {0,3}(?:[>#|]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)"
+                            r"|`{3}|~{3}))")
+
+
+def _setext_title(lines: list[str], index: int) -> str | None:
+    """The heading line ``index`` underlines: the paragraph right above it, its lines joined
+    (CommonMark: a "---" under a paragraph makes it a heading, not a rule), else None."""
+    if index == 0 or not _SETEXT_UNDERLINE.match(lines[index]):
+        return None
+    top = index
+    while top > 0 and lines[top - 1].strip() and not _NOT_PARAGRAPH.match(lines[top - 1]):
+        top -= 1
+    if top == index or (top > 0 and lines[top - 1].strip()):
+        return None  # nothing above, or the lines above belong to a list, quote or table
+    return clean_heading(" ".join(line.strip() for line in lines[top:index])) or None
 
 
 def read(text: str, stem: str, ctx: FileContext, result: ReadResult) -> None:
@@ -244,11 +264,13 @@ def read(text: str, stem: str, ctx: FileContext, result: ReadResult) -> None:
 
 def _first_heading(lines: list[str]) -> str | None:
     in_fence = False
-    for line in lines:
+    for index, line in enumerate(lines):
         if FENCE.match(line):
             in_fence = not in_fence  # a "# comment" in a code block is not a heading
         elif not in_fence and (m := _HEADING_RE.match(line)):
             return clean_heading(m.group(1)) or None
+        elif not in_fence and (title := _setext_title(lines, index)):
+            return title
         elif not in_fence and (tag := _title_tag(line)) and tag[0] != "summary":
             return tag[1]  # '<h1 align="center">Kettle</h1>', as READMEs open
     return None
