@@ -73,6 +73,19 @@ def test_a_heading_path_holds_what_a_reader_sees_not_badges_or_link_targets() ->
     assert spans[1].index_text.startswith("kettle-lint \u203a Options\n## [Options](#options)")
 
 
+def test_a_heading_path_leaves_out_anchors_and_attribute_lists() -> None:
+    # "{#id}", Python-Markdown's "{: #id }" (after closing hashes) and docsify's ":id=" and
+    # "{docsify-ignore}" name the anchor a link jumps to; no reader says them.
+    page = ("# Kettle {#top}\n\nBoils water.\n\n"
+            "## Steam limit (*required*) ## {: #steam-limit }\n\nBounds the steam.\n\n"
+            "## \u63d2\u4ef6 :id=plugins\n\nPlugins add modes.\n\n"
+            "## Changelog {docsify-ignore}\n\nNothing yet.\n")
+    spans = docs(page, max_chars=60)
+    assert [s.heading for s in spans] == [
+        "Kettle", "Kettle \u203a Steam limit (required)", "Kettle \u203a \u63d2\u4ef6",
+        "Kettle \u203a Changelog"]
+
+
 def test_code_stays_with_the_sentence_that_introduces_it() -> None:
     spans = docs(GUIDE, max_chars=110)
     intro = "Pass the value when you build the client:"

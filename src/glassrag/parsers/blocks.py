@@ -46,7 +46,9 @@ _MARKER_LINE = re.compile(
     rf"[ \t]*(?:(?:`{{3,}}|~{{3,}})[^`]*|:{{3,}}.*|{PYMDOWN_MARKER}.*"
     r"|</?[A-Za-z][\w-]*(?:\s[^>]*)?/?>|(?:!!!|\?\?\?\+?)[ \t]+\S.*)[ \t]*"
 )
-_ANCHOR = re.compile(r"\s*\{[#.][^}]*\}\s*$")  # "## Title {#custom-id}"
+# A heading's trailing anchor or attributes, which no reader says: "{#custom-id}", Python-
+# Markdown's "{: #id .class }", docsify's ":id=custom-id" and "{docsify-ignore}".
+_ANCHOR = re.compile(r"(?:\s*\{:?[ \t]*[#.][^}]*\}|\s+:id=[\w.-]+|\s*\{docsify-[\w-]+\})+\s*#*\s*$")
 _TAG = re.compile(r"<[^>]+>")
 _MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 
