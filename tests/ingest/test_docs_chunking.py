@@ -86,6 +86,21 @@ def test_a_heading_path_leaves_out_anchors_and_attribute_lists() -> None:
         "Kettle \u203a Changelog"]
 
 
+def test_a_heading_path_says_escapes_code_entities_and_roles_as_a_reader_sees_them() -> None:
+    # Escaped and code-span underscores are no emphasis ("__init__" stays), "&amp;" is "&",
+    # and a reST role leaves its text (without the "~" that shortens it).
+    page = ("# Kettle \\_\\_init\\_\\_ &amp; `__del__`\n\nBoils water.\n\n"
+            "## The *steam* \\[limit]\n\nBounds the steam.\n")
+    spans = docs(page, max_chars=40)
+    assert [s.heading for s in spans] == [
+        "Kettle __init__ & __del__", "Kettle __init__ & __del__ \u203a The steam [limit]"]
+    rst = ("Boilers\n=======\n\nHeat.\n\n"
+           ":class:`~kettle.boil.Boiler` and :py:mod:`kettle.steam`\n"
+           "------------------------------------------------------\n\nHot.\n")
+    spans = docs(rst, max_chars=30, syntax="rst")
+    assert spans[-1].heading == "Boilers \u203a kettle.boil.Boiler and kettle.steam"
+
+
 def test_code_stays_with_the_sentence_that_introduces_it() -> None:
     spans = docs(GUIDE, max_chars=110)
     intro = "Pass the value when you build the client:"

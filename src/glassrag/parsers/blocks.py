@@ -9,6 +9,7 @@ the file's own lines.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -50,6 +51,13 @@ _MARKER_LINE = re.compile(
 # Markdown's "{: #id .class }", docsify's ":id=custom-id" and "{docsify-ignore}".
 _ANCHOR = re.compile(r"(?:\s*\{:?[ \t]*[#.][^}]*\}|\s+:id=[\w.-]+|\s*\{docsify-[\w-]+\})+\s*#*\s*$")
 _TAG = re.compile(r"<[^>]+>")
+# A reST role before its text (":mod:`apscheduler.jobstores`", ":py:class:`~pytest.Item`"):
+# the reader sees the text, without the "~" that shortens it.
+_ROLE = re.compile(r":[\w.+-]+(?::[\w.+-]+)*:(?=`)")
+# What emphasis markers cannot touch: a code span's text ("`__init__`") and a backslash-
+# escaped character ("\_\_init\_\_"), which CommonMark shows as written.
+_LITERAL_TEXT = re.compile(r"`+([^`]+)`+|\\([!-/:-@\[-`{-~])")
+_HIDDEN = 0xF0000  # private-use plane: stands in for a protected character meanwhile
 _MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 
 
@@ -77,9 +85,26 @@ def clean_heading(text: str) -> str:
     if "](" in text or "][" in text or ">`_" in text:
         text = LINK.sub(link_text, IMAGE.sub("", text))
     text = _ANCHOR.sub("", text)
-    text = _TAG.sub("", text).replace("`", "")
-    text = _MARKUP.sub("", text)
+    if "`" in text or "\\" in text:
+        text = _LITERAL_TEXT.sub(_hidden, _ROLE.sub("", text))
+    text = _MARKUP.sub("", _TAG.sub("", text))
+    if _HIDDEN_RE.search(text):
+        text = _HIDDEN_RE.sub(lambda m: chr(ord(m.group()) - _HIDDEN), text)
+    if "&" in text:
+        text = html.unescape(text)  # "Contributing &amp; Support"
     return " ".join(text.split()).strip("# ").strip()
+
+
+_HIDDEN_RE = re.compile(f"[{chr(_HIDDEN + 0x21)}-{chr(_HIDDEN + 0x7E)}]")
+
+
+def _hidden(match: re.Match[str]) -> str:
+    """A code span's text or an escaped character, with ``*`` and ``_`` out of reach of
+    emphasis: each ASCII punctuation character moved to the private-use plane."""
+    if match.group(2) is not None:
+        return chr(_HIDDEN + ord(match.group(2)))
+    return "".join(chr(_HIDDEN + ord(ch)) if ch in "*_" else ch
+                   for ch in match.group(1).lstrip("~!") if ch != "`")
 
 
 def trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
