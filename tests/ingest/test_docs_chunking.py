@@ -135,6 +135,26 @@ def test_long_code_and_tables_split_between_lines_and_rows_never_a_bare_fence() 
     assert all(len(s.text) <= 200 + len("# Big\n\n") for s in spans)
 
 
+def test_a_table_cut_between_chunks_indexes_its_header_with_every_later_chunk() -> None:
+    # The later chunks' rows are options under "Default" as much as the first chunk's: search
+    # reads the header row with them (their text stays the file's lines).
+    rows = [f"| kettle_{n} | boils at {90 + n} | `{n}` |" for n in range(12)]
+    prose = "More prose after the table, " + "long enough to stand alone " * 5
+    text = "# Options\n\nEach option:\n\n| Option | Meaning | Default |\n| :-- | :-- | - |\n" \
+        + "\n".join(rows) + f"\n\n{prose}\n"
+    spans = docs(text, max_chars=160)
+    later = [s for s in spans if s.text.startswith("| kettle_")]
+    assert len(later) >= 2
+    for span in later:
+        assert span.index_text is not None
+        assert span.index_text.startswith(
+            "Options\nOptions\n| Option | Meaning | Default |\n| kettle_")
+        assert "| Option |" not in span.text
+    # prose after the table, in a chunk of its own, is not under the header
+    tail = next(s for s in spans if s.text.startswith("More prose"))
+    assert "| Option |" not in (tail.index_text or "")
+
+
 def test_long_cjk_line_splits_at_sentence_ends_without_error_or_loss() -> None:
     sentence = "这是一个很长的句子，用来测试文档分块在没有换行的中文段落中的行为。"
     line = sentence * 30  # about 1000 characters on one line

@@ -19,7 +19,8 @@ Every chunk is an exact, whitespace-trimmed slice of the text; together they cov
 non-blank line. ``index_text`` (what search analyses) is the heading path followed by the
 chunk's text, with reST markup reduced to what a reader sees; a chunk that does not hold its
 section's heading line gets the section's own heading before its text, so every chunk of a
-section weighs that heading alike.
+section weighs that heading alike; one that starts inside a table gets the table's header row
+too, so its rows are found by the header's words ("Default") as the first chunk's are.
 """
 
 from __future__ import annotations
@@ -106,11 +107,17 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
         headings = [doc.span(b.start, b.start)[0]
                     for b in section.blocks if b.kind == "heading"]
         own = section.path.rsplit(HEADING_SEPARATOR, 1)[-1] if section.path else ""
+        tables = [b for b in section.blocks if b.kind == "table"]
         for start, end in _absorb_markers(doc, _pack(pieces, max_chars, text), max_chars):
             body = text[start:end]
             if not body.strip():  # a block of control characters Markdown does not count as space
                 continue
             shown = reduce(body) if reduce else body
+            header = _cut_table_header(doc, tables, doc.line_of(start))
+            if header:
+                # The rows of a table cut between chunks are about what its header names
+                # ("Option | Default"), the later chunks' as much as the first's.
+                shown = f"{reduce(header) if reduce else header}\n{shown}"
             if own and not any(start <= h < end for h in headings):
                 # The section's own heading, as the chunk that opens the section has it in
                 # its text: every chunk of a section is about what the heading names, the
@@ -122,6 +129,17 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
                 start, end, section.path, index_text=index,
             ))
     return spans
+
+
+def _cut_table_header(doc: _Text, tables: list[Block], line: int) -> str:
+    """The header row of the table that ``line`` continues (a chunk starting inside it, past
+    its first line), or "" : the table's first line holding a word, not a border."""
+    for table in tables:
+        if table.start < line <= table.end:
+            for index in range(table.start, line):
+                if any(ch.isalnum() for ch in doc.lines[index]):
+                    return doc.lines[index].strip()
+    return ""
 
 
 # -- sections --------------------------------------------------------------------------------

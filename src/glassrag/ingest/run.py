@@ -39,7 +39,9 @@ from glassrag.text.analysis import analyze
 # does not open its section is indexed with the section's own heading too; reST substitutions
 # read as their text, a .txt file in reST read as reST, no one-letter camelCase parts, the
 # leading sentences of a paragraph that introduces a block may finish the chunk before.
-PIPELINE_VERSION = "4"
+# 5: a Markdown title from a setext heading; headings without anchors, escapes, entities or
+# reST roles' markup; a chunk continuing a table indexed with the table's header row.
+PIPELINE_VERSION = "5"
 
 Progress = Callable[[int, int], None]
 
