@@ -52,10 +52,10 @@ _MARKER_LINE = re.compile(
 _ANCHOR = re.compile(r"(?:\s*\{:?[ \t]*[#.][^}]*\}|\s+:id=[\w.-]+|\s*\{docsify-[\w-]+\})+\s*#*\s*$")
 _TAG = re.compile(r"<[^>]+>")
 # A reST role before its text (":mod:`apscheduler.jobstores`", ":py:class:`~pytest.Item`"):
-# the reader sees the text, without the "~" that shortens it.
-_ROLE = re.compile(r":[\w.+-]+(?::[\w.+-]+)*:(?=`)")
-# What emphasis markers cannot touch: a code span's text ("`__init__`") and a backslash-
-# escaped character ("\_\_init\_\_"), which CommonMark shows as written.
+# the reader sees the text, without the "~" or "!" that shortens or unlinks it.
+_ROLE = re.compile(r":[\w.+-]+(?::[\w.+-]+)*:`[~!]?")
+# What markup cannot touch: a code span's text ("`__init__`", "`Map<K, V>`") and a
+# backslash-escaped character ("\_\_init\_\_"), which CommonMark shows as written.
 _LITERAL_TEXT = re.compile(r"`+([^`]+)`+|\\([!-/:-@\[-`{-~])")
 _HIDDEN = 0xF0000  # private-use plane: stands in for a protected character meanwhile
 _MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
@@ -86,12 +86,12 @@ def clean_heading(text: str) -> str:
         text = LINK.sub(link_text, IMAGE.sub("", text))
     text = _ANCHOR.sub("", text)
     if "`" in text or "\\" in text:
-        text = _LITERAL_TEXT.sub(_hidden, _ROLE.sub("", text))
+        text = _LITERAL_TEXT.sub(_hidden, _ROLE.sub("`", text))
     text = _MARKUP.sub("", _TAG.sub("", text))
-    if _HIDDEN_RE.search(text):
-        text = _HIDDEN_RE.sub(lambda m: chr(ord(m.group()) - _HIDDEN), text)
     if "&" in text:
         text = html.unescape(text)  # "Contributing &amp; Support"
+    if _HIDDEN_RE.search(text):
+        text = _HIDDEN_RE.sub(lambda m: chr(ord(m.group()) - _HIDDEN), text)
     return " ".join(text.split()).strip("# ").strip()
 
 
@@ -99,12 +99,15 @@ _HIDDEN_RE = re.compile(f"[{chr(_HIDDEN + 0x21)}-{chr(_HIDDEN + 0x7E)}]")
 
 
 def _hidden(match: re.Match[str]) -> str:
-    """A code span's text or an escaped character, with ``*`` and ``_`` out of reach of
-    emphasis: each ASCII punctuation character moved to the private-use plane."""
+    """A code span's text or an escaped character out of reach of emphasis, tags and
+    entities: each of its ASCII punctuation characters moved to the private-use plane."""
     if match.group(2) is not None:
         return chr(_HIDDEN + ord(match.group(2)))
-    return "".join(chr(_HIDDEN + ord(ch)) if ch in "*_" else ch
-                   for ch in match.group(1).lstrip("~!") if ch != "`")
+    return "".join(chr(_HIDDEN + ord(ch)) if ch in _PUNCTUATION else ch
+                   for ch in match.group(1))
+
+
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
