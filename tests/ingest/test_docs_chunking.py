@@ -96,10 +96,10 @@ def test_a_heading_path_says_escapes_code_entities_and_roles_as_a_reader_sees_th
         "Kettle __init__ & __del__",
         "Kettle __init__ & __del__ \u203a The steam [limit] in ~/.kettle/<name>"]
     rst = ("Boilers\n=======\n\nHeat.\n\n"
-           ":class:`~kettle.boil.Boiler` and :py:mod:`kettle.steam`\n"
-           "------------------------------------------------------\n\nHot.\n")
+           ":class:`~kettle.boil.Boiler` and :ref:`steam <kettle-steam>`\n"
+           "------------------------------------------------------------\n\nHot.\n")
     spans = docs(rst, max_chars=30, syntax="rst")
-    assert spans[-1].heading == "Boilers \u203a kettle.boil.Boiler and kettle.steam"
+    assert spans[-1].heading == "Boilers \u203a kettle.boil.Boiler and steam"
 
 
 def test_code_stays_with_the_sentence_that_introduces_it() -> None:

@@ -51,9 +51,10 @@ _MARKER_LINE = re.compile(
 # Markdown's "{: #id .class }", docsify's ":id=custom-id" and "{docsify-ignore}".
 _ANCHOR = re.compile(r"(?:\s*\{:?[ \t]*[#.][^}]*\}|\s+:id=[\w.-]+|\s*\{docsify-[\w-]+\})+\s*#*\s*$")
 _TAG = re.compile(r"<[^>]+>")
-# A reST role before its text (":mod:`apscheduler.jobstores`", ":py:class:`~pytest.Item`"):
-# the reader sees the text, without the "~" or "!" that shortens or unlinks it.
-_ROLE = re.compile(r":[\w.+-]+(?::[\w.+-]+)*:`[~!]?")
+# A reST role (":mod:`apscheduler.jobstores`", ":py:class:`~pytest.Item`", ":ref:`pdb
+# <python:library/pdb>`"): the reader sees its text, without the "~" or "!" that shortens or
+# unlinks it, or the target after an explicit title.
+_ROLE = re.compile(r":[\w.+-]+(?::[\w.+-]+)*:`[~!]?([^`<]*?)\s*(?:<[^`>]*>)?`")
 # What markup cannot touch: a code span's text ("`__init__`", "`Map<K, V>`") and a
 # backslash-escaped character ("\_\_init\_\_"), which CommonMark shows as written.
 _LITERAL_TEXT = re.compile(r"`+([^`]+)`+|\\([!-/:-@\[-`{-~])")
@@ -86,7 +87,7 @@ def clean_heading(text: str) -> str:
         text = LINK.sub(link_text, IMAGE.sub("", text))
     text = _ANCHOR.sub("", text)
     if "`" in text or "\\" in text:
-        text = _LITERAL_TEXT.sub(_hidden, _ROLE.sub("`", text))
+        text = _LITERAL_TEXT.sub(_hidden, _ROLE.sub(r"`\1`", text))
     text = _MARKUP.sub("", _TAG.sub("", text))
     if "&" in text:
         text = html.unescape(text)  # "Contributing &amp; Support"
