@@ -107,17 +107,17 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
         headings = [doc.span(b.start, b.start)[0]
                     for b in section.blocks if b.kind == "heading"]
         own = section.path.rsplit(HEADING_SEPARATOR, 1)[-1] if section.path else ""
-        tables = [b for b in section.blocks if b.kind == "table"]
+        tables = _table_headers(doc, section.blocks)
         for start, end in _absorb_markers(doc, _pack(pieces, max_chars, text), max_chars):
             body = text[start:end]
             if not body.strip():  # a block of control characters Markdown does not count as space
                 continue
-            shown = reduce(body) if reduce else body
-            header = _cut_table_header(doc, tables, doc.line_of(start))
-            if header:
-                # The rows of a table cut between chunks are about what its header names
-                # ("Option | Default"), the later chunks' as much as the first's.
-                shown = f"{reduce(header) if reduce else header}\n{shown}"
+            # The rows of a table cut between chunks are about what its header names
+            # ("Option | Default"), the later chunks' as much as the first's.
+            line = doc.line_of(start)
+            header = next((h for first, last, h in tables if first < line <= last), "")
+            raw = f"{header}\n{body}" if header else body
+            shown = reduce(raw) if reduce else raw
             if own and not any(start <= h < end for h in headings):
                 # The section's own heading, as the chunk that opens the section has it in
                 # its text: every chunk of a section is about what the heading names, the
@@ -131,15 +131,19 @@ def chunk_docs(text: str, syntax: str, max_chars: int, line_offset: int = 0) -> 
     return spans
 
 
-def _cut_table_header(doc: _Text, tables: list[Block], line: int) -> str:
-    """The header row of the table that ``line`` continues (a chunk starting inside it, past
-    its first line), or "" : the table's first line holding a word, not a border."""
-    for table in tables:
-        if table.start < line <= table.end:
-            for index in range(table.start, line):
-                if any(ch.isalnum() for ch in doc.lines[index]):
-                    return doc.lines[index].strip()
-    return ""
+def _table_headers(doc: _Text, blocks: list[Block]) -> list[tuple[int, int, str]]:
+    """The tables among ``blocks`` as (header line, last line, header text): a chunk starting
+    after the header line and by the last is cut from that table. The header is the table's
+    first line holding a word, not a border."""
+    out = []
+    for table in blocks:
+        if table.kind != "table":
+            continue
+        row = next((i for i in range(table.start, table.end + 1)
+                    if any(ch.isalnum() for ch in doc.lines[i])), None)
+        if row is not None:
+            out.append((row, table.end, doc.lines[row].strip()))
+    return out
 
 
 # -- sections --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+import string
 from dataclasses import dataclass
 
 from glassrag.text.links import IMAGE, LINK, link_text
@@ -59,6 +60,7 @@ _ROLE = re.compile(r":[\w.+-]+(?::[\w.+-]+)*:`[~!]?([^`<]*?)\s*(?:<[^`>]*>)?`")
 # backslash-escaped character ("\_\_init\_\_"), which CommonMark shows as written.
 _LITERAL_TEXT = re.compile(r"`+([^`]+)`+|\\([!-/:-@\[-`{-~])")
 _HIDDEN = 0xF0000  # private-use plane: stands in for a protected character meanwhile
+_HIDDEN_RE = re.compile(f"[{chr(_HIDDEN + 0x21)}-{chr(_HIDDEN + 0x7E)}]")
 _MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 
 
@@ -96,19 +98,13 @@ def clean_heading(text: str) -> str:
     return " ".join(text.split()).strip("# ").strip()
 
 
-_HIDDEN_RE = re.compile(f"[{chr(_HIDDEN + 0x21)}-{chr(_HIDDEN + 0x7E)}]")
-
-
 def _hidden(match: re.Match[str]) -> str:
     """A code span's text or an escaped character out of reach of emphasis, tags and
     entities: each of its ASCII punctuation characters moved to the private-use plane."""
     if match.group(2) is not None:
         return chr(_HIDDEN + ord(match.group(2)))
-    return "".join(chr(_HIDDEN + ord(ch)) if ch in _PUNCTUATION else ch
+    return "".join(chr(_HIDDEN + ord(ch)) if ch in string.punctuation else ch
                    for ch in match.group(1))
-
-
-_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
