@@ -22,6 +22,9 @@ LONG_CHINESE = ("我们工作室的夜班人员总是重复给有缺口的茶杯
                 "哪种冷却计划可以防止瓷器上的釉面开裂和变色？")
 LONG_JAPANESE = ("夜間のスタジオ担当者が欠けた茶碗に何度も釉薬をかけて窯の棚を無駄にしています。"
                  "磁器の釉が割れない冷却スケジュールはどれですか？")
+LONG_KOREAN = ("야간 작업실 직원이 이가 빠진 찻잔에 유약을 두 번씩 바르고 "
+               "가마 선반 공간을 낭비합니다. "
+               "도자기 유약이 갈라지지 않게 하는 냉각 일정은 무엇입니까?")
 
 
 def test_the_share_required_falls_for_a_question_of_many_words() -> None:
@@ -50,11 +53,6 @@ def test_a_long_question_is_answered_by_a_sentence_covering_less_of_it() -> None
     refused = extractive_answer(LONG, [hit], off, term_weights=weights)
     assert refused.status == NO_EVIDENCE
     assert refused.notes["threshold"] == 0.28
-
-
-LONG_KOREAN = ("야간 작업실 직원이 이가 빠진 찻잔에 유약을 두 번씩 바르고 "
-               "가마 선반 공간을 낭비합니다. "
-               "도자기 유약이 갈라지지 않게 하는 냉각 일정은 무엇입니까?")
 
 
 @pytest.mark.parametrize(("question", "relaxed"), [(LONG_CHINESE, True),
